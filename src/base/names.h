@@ -1,0 +1,16 @@
+// Validation of names that may reach the filesystem (topics) or the metastore (users), done before
+// they are used anywhere. Pure functions.
+#pragma once
+
+#include <string_view>
+
+#include "base/status.h"
+
+namespace narad {
+
+// Topic names: ^[A-Za-z0-9._-]{1,255}$ and never "." or "..".
+Status validate_topic_name(std::string_view name);
+// User names: ^[A-Za-z0-9._-]{1,64}$.
+Status validate_user_name(std::string_view name);
+
+}  // namespace narad
