@@ -32,6 +32,7 @@ namespace narad {
     X(acked_ahead_full, 503, "acked-ahead window full") \
     X(shutting_down, 503, "shutting down")              \
     X(unknown_outcome, 503, "outcome unknown")          \
+    X(not_implemented, 501, "not implemented")          \
     X(timeout, 504, "timed out")                        \
     X(no_space, 507, "no space left on device")
 

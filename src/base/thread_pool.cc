@@ -1,0 +1,56 @@
+#include "base/thread_pool.h"
+
+#include <pthread.h>
+
+namespace narad {
+
+ThreadPool::ThreadPool(std::string name, size_t threads, size_t max_queued)
+    : name_(std::move(name)), max_queued_(max_queued) {
+    for (size_t i = 0; i < threads; ++i) {
+        threads_.emplace_back([this] {
+            pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
+            run();
+        });
+    }
+}
+
+ThreadPool::~ThreadPool() { stop(); }
+
+bool ThreadPool::post(std::function<void()> task) {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ || tasks_.size() >= max_queued_) return false;
+        tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+    return true;
+}
+
+void ThreadPool::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ && threads_.empty()) return;
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& thread : threads_) {
+        if (thread.joinable()) thread.join();
+    }
+    threads_.clear();
+}
+
+void ThreadPool::run() {
+    for (;;) {
+        std::function<void()> task;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+            if (tasks_.empty()) return;  // stopping, and everything queued has run
+            task = std::move(tasks_.front());
+            tasks_.pop_front();
+        }
+        task();
+    }
+}
+
+}  // namespace narad

@@ -1,0 +1,40 @@
+// ThreadPool: a fixed set of threads running posted tasks in FIFO order, for work that blocks on
+// disk or on other nodes and so must not run on the HTTP threads (metastore writes, topic purges).
+// The queue is bounded: post() refuses work beyond `max_queued` rather than grow without limit.
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace narad {
+
+class ThreadPool {
+  public:
+    ThreadPool(std::string name, size_t threads, size_t max_queued = 10'000);
+    ~ThreadPool();  // stops: runs what is queued, then joins
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    // Queues a task; false if the pool is stopping or the queue is full.
+    bool post(std::function<void()> task);
+    void stop();
+
+  private:
+    void run();
+
+    std::string name_;
+    size_t max_queued_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::function<void()>> tasks_;  // GUARDED_BY(mutex_)
+    bool stopping_ = false;                    // GUARDED_BY(mutex_)
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace narad

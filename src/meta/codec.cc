@@ -1,0 +1,133 @@
+#include "meta/codec.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/checksum.h"
+
+namespace narad::meta {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kStateVersion = 1;
+
+json topic_to_json(const Topic& topic) {
+    json j = {
+        {"name", topic.name},
+        {"incarnation", topic.incarnation.value()},
+        {"partitions", topic.partitions},
+        {"retention_ms", topic.retention_ms},
+        {"visibility_timeout_ms", topic.visibility_timeout_ms},
+        {"max_in_flight_per_partition", topic.max_in_flight_per_partition},
+        {"max_acked_ahead_per_partition", topic.max_acked_ahead_per_partition},
+        {"created_at", topic.created_at},
+        {"owner", topic.owner},
+        {"role", std::string(role_name(topic.role))},
+        {"children", topic.children},
+        {"parent", topic.parent},
+        {"attach_epoch", topic.attach_epoch},
+        {"fanout_delay_ms", topic.fanout_delay_ms},
+        {"schema", topic.schema},
+    };
+    return j;
+}
+
+Result<TopicRole> parse_role(const std::string& role) {
+    if (role == "standalone" || role.empty()) return TopicRole::standalone;
+    if (role == "parent") return TopicRole::parent;
+    if (role == "child") return TopicRole::child;
+    return Status(Errc::corrupt, "unknown topic role '" + role + "'");
+}
+
+Result<Topic> topic_from_json(const json& j) {
+    Topic topic;
+    try {
+        topic.name = j.at("name").get<std::string>();
+        topic.incarnation = IncarnationId(j.at("incarnation").get<std::string>());
+        topic.partitions = j.at("partitions").get<uint32_t>();
+        topic.retention_ms = j.at("retention_ms").get<int64_t>();
+        topic.visibility_timeout_ms = j.at("visibility_timeout_ms").get<int64_t>();
+        topic.max_in_flight_per_partition = j.at("max_in_flight_per_partition").get<int64_t>();
+        topic.max_acked_ahead_per_partition = j.at("max_acked_ahead_per_partition").get<int64_t>();
+        topic.created_at = j.at("created_at").get<int64_t>();
+        topic.owner = j.value("owner", "");
+        NARAD_ASSIGN_OR_RETURN(topic.role, parse_role(j.value("role", "")));
+        topic.children = j.value("children", std::vector<std::string>{});
+        topic.parent = j.value("parent", "");
+        topic.attach_epoch = j.value("attach_epoch", "");
+        topic.fanout_delay_ms = j.value("fanout_delay_ms", int64_t{0});
+        topic.schema = j.value("schema", "");
+    } catch (const json::exception& e) {
+        return Status(Errc::corrupt, std::string("bad topic record: ") + e.what());
+    }
+    return topic;
+}
+
+}  // namespace
+
+std::string encode_topic(const Topic& topic) { return topic_to_json(topic).dump(); }
+
+Result<Topic> decode_topic(std::string_view text) {
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object())
+        return Status(Errc::corrupt, "topic record is not JSON");
+    return topic_from_json(j);
+}
+
+// The state file is {"version":1,"revision":R,"topics":[...],"assignments":[...],"checksum":"hex"},
+// where the checksum is XXH3 of the same document dumped without the checksum field.
+std::string encode_state(const MetaState& state) {
+    json j;
+    j["version"] = kStateVersion;
+    j["revision"] = state.revision;
+    j["topics"] = json::array();
+    for (const auto& [name, topic] : state.topics) j["topics"].push_back(topic_to_json(topic));
+    j["assignments"] = json::array();
+    for (const auto& [key, assignment] : state.assignments) {
+        j["assignments"].push_back({{"topic", key.topic},
+                                    {"partition", key.partition.value()},
+                                    {"owner", assignment.owner.value()},
+                                    {"target", assignment.target.value()}});
+    }
+    std::string body = j.dump();
+    j["checksum"] = std::to_string(checksum64(body));
+    return j.dump();
+}
+
+Result<MetaState> decode_state(std::string_view text) {
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) return Status(Errc::corrupt, "state is not JSON");
+    if (!j.contains("checksum") || !j["checksum"].is_string()) {
+        return Status(Errc::corrupt, "state has no checksum");
+    }
+    std::string expected = j["checksum"].get<std::string>();
+    j.erase("checksum");
+    if (std::to_string(checksum64(j.dump())) != expected) {
+        return Status(Errc::corrupt, "state checksum mismatch");
+    }
+    MetaState state;
+    try {
+        if (j.at("version").get<int>() != kStateVersion) {
+            return Status(Errc::corrupt, "unsupported state version");
+        }
+        state.revision = j.at("revision").get<uint64_t>();
+        for (const auto& t : j.at("topics")) {
+            NARAD_ASSIGN_OR_RETURN(Topic topic, topic_from_json(t));
+            std::string name = topic.name;
+            state.topics.emplace(std::move(name), std::move(topic));
+        }
+        for (const auto& a : j.at("assignments")) {
+            PartitionKey key{a.at("topic").get<std::string>(),
+                             PartitionId(a.at("partition").get<uint32_t>())};
+            state.assignments[key] = Assignment{NodeId(a.at("owner").get<std::string>()),
+                                                NodeId(a.at("target").get<std::string>())};
+        }
+    } catch (const json::exception& e) {
+        return Status(Errc::corrupt, std::string("bad state: ") + e.what());
+    }
+    state.topics_version = state.revision;
+    state.assignments_version = state.revision;
+    return state;
+}
+
+}  // namespace narad::meta

@@ -1,0 +1,65 @@
+// The metastore's records: topics (with their fan-out links) and partition assignments, and the
+// immutable MetaState snapshot that readers share. Plain values; a MetaState is never modified
+// after it is published, so any thread may read one without locks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/ids.h"
+
+namespace narad::meta {
+
+enum class TopicRole { standalone, parent, child };
+std::string_view role_name(TopicRole role);
+
+struct Topic {
+    std::string name;
+    IncarnationId incarnation;  // fresh for every create of the name
+    uint32_t partitions = 3;
+    int64_t retention_ms = 0;  // 0: keep forever
+    int64_t visibility_timeout_ms = 30'000;
+    int64_t max_in_flight_per_partition = 1024;
+    int64_t max_acked_ahead_per_partition = 1024;
+    int64_t created_at = 0;  // Unix seconds
+    std::string owner;       // the user who created it; empty with security off
+    TopicRole role = TopicRole::standalone;
+    std::vector<std::string> children;  // parent only, in attach order
+    std::string parent;                 // child only
+    std::string attach_epoch;           // child only
+    int64_t fanout_delay_ms = 0;        // child only
+    std::string schema;                 // JSON Schema document (compact JSON text), empty for none
+};
+
+// Where a partition lives: its owner now, and the node it is moving to (empty when none).
+struct Assignment {
+    NodeId owner;
+    NodeId target;
+};
+
+struct PartitionKey {
+    std::string topic;
+    PartitionId partition;
+    auto operator<=>(const PartitionKey&) const = default;
+};
+
+// One consistent view of the metastore.
+struct MetaState {
+    uint64_t revision = 0;  // increases with every change
+    // Per-domain versions: a reconciler can skip a tick when the domain it reads has not moved.
+    uint64_t topics_version = 0;
+    uint64_t assignments_version = 0;
+    std::map<std::string, Topic, std::less<>> topics;
+    std::map<PartitionKey, Assignment> assignments;
+
+    const Topic* find_topic(std::string_view name) const;
+    const Assignment* find_assignment(std::string_view topic, PartitionId partition) const;
+};
+
+using MetaSnapshot = std::shared_ptr<const MetaState>;
+
+}  // namespace narad::meta

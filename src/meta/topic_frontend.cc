@@ -1,0 +1,209 @@
+#include "meta/topic_frontend.h"
+
+#include <random>
+
+#include "base/names.h"
+#include "meta/schema.h"
+
+namespace narad::meta {
+namespace {
+
+Status invalid(std::string message) {
+    return Status(Errc::invalid_argument, "invalid argument: " + std::move(message));
+}
+
+// Narad's name checks, with its texts; `what` is "topic" or "parent".
+Status check_name(std::string_view name) {
+    if (name.empty()) return invalid("name required");
+    if (name == "." || name == "..") {
+        return invalid("topic name must not be \"" + std::string(name) + "\"");
+    }
+    if (!validate_topic_name(name).is_ok()) {
+        return invalid("topic name must match ^[A-Za-z0-9._-]{1,255}$");
+    }
+    return Status::ok();
+}
+
+bool schema_present(const std::optional<std::string>& schema) {
+    return schema.has_value() && !schema->empty() && *schema != "null";
+}
+
+Status check_retention_floor(int64_t retention_ms) {
+    if (retention_ms != 0 && retention_ms < kMinRetentionMs) {
+        return invalid("retention_ms (" + std::to_string(retention_ms) +
+                       ") is below the minimum of 3600000 (1 hour)");
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+IncarnationId new_incarnation_id() {
+    static thread_local std::mt19937_64 random{std::random_device{}()};
+    char buffer[17];
+    std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(random()));
+    return IncarnationId(buffer);
+}
+
+TopicFrontend::TopicFrontend(MetaStore& store, Clock& clock, TopicPolicy policy, NodeId local_node)
+    : store_(store), clock_(clock), policy_(policy), local_node_(std::move(local_node)) {}
+
+Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
+    NARAD_RETURN_IF_ERROR(check_name(request.name));
+    if (request.parent.empty() && request.fanout_delay_ms != 0) {
+        return invalid("fanout_delay_ms requires parent");
+    }
+    if (!request.parent.empty()) {
+        NARAD_RETURN_IF_ERROR(check_name(request.parent));
+        if (request.parent == request.name) return invalid("a topic cannot be its own parent");
+        if (request.fanout_delay_ms < 0) return invalid("fanout_delay_ms must be >= 0");
+        if (request.fanout_delay_ms > kMaxFanoutDelayMs) {
+            return invalid("fanout_delay_ms (" + std::to_string(request.fanout_delay_ms) +
+                           ") exceeds the maximum of 31536000000 (1 year)");
+        }
+        const Topic* parent = store_.snapshot()->find_topic(request.parent);
+        if (parent == nullptr) return Status(Errc::not_found, "topic not found");
+        if (request.partitions == 0) request.partitions = parent->partitions;
+    }
+
+    Topic topic;
+    topic.name = request.name;
+    int64_t partitions = request.partitions == 0 ? policy_.default_partitions : request.partitions;
+    if (partitions < 3) return invalid("partitions must be >= 3 (0 = use default)");
+    if (partitions > policy_.max_partitions) {
+        return invalid("partitions (" + std::to_string(partitions) +
+                       ") exceeds topic.max_partitions (" + std::to_string(policy_.max_partitions) +
+                       ")");
+    }
+    topic.partitions = static_cast<uint32_t>(partitions);
+    if (request.retention_ms < 0) return invalid("retention_ms must be >= 0 (0 = use default)");
+    topic.retention_ms =
+        request.retention_ms == 0 ? policy_.default_retention_ms : request.retention_ms;
+    NARAD_RETURN_IF_ERROR(check_retention_floor(topic.retention_ms));
+    auto defaulted = [](int64_t value, int64_t fallback, const char* field) -> Result<int64_t> {
+        if (value < 0) return invalid(std::string(field) + " must be >= 0 (0 = use default)");
+        return value == 0 ? fallback : value;
+    };
+    NARAD_ASSIGN_OR_RETURN(
+        topic.visibility_timeout_ms,
+        defaulted(request.visibility_timeout_ms, policy_.default_visibility_timeout_ms,
+                  "visibility_timeout_ms"));
+    NARAD_ASSIGN_OR_RETURN(topic.max_in_flight_per_partition,
+                           defaulted(request.max_in_flight_per_partition,
+                                     policy_.default_max_in_flight, "max_in_flight_per_partition"));
+    NARAD_ASSIGN_OR_RETURN(
+        topic.max_acked_ahead_per_partition,
+        defaulted(request.max_acked_ahead_per_partition, policy_.default_max_acked_ahead,
+                  "max_acked_ahead_per_partition"));
+    if (schema_present(request.schema)) {
+        auto compiled = CompiledSchema::compile(*request.schema);
+        if (!compiled.is_ok()) return invalid(compiled.status().message());
+        NARAD_ASSIGN_OR_RETURN(topic.schema, compact_schema(*request.schema));
+    }
+    if (store_.snapshot()->find_topic(topic.name) != nullptr) {
+        return Status(Errc::already_exists, "topic already exists");
+    }
+    if (!request.parent.empty()) {
+        return Status(Errc::not_implemented,
+                      "fan-out (parent and child topics) is not available in this release");
+    }
+    topic.owner = request.owner;
+    topic.created_at = clock_.wall_ms() / 1000;
+    topic.incarnation = new_incarnation_id();
+    auto created = store_.create_topic(topic, local_node_);
+    if (!created.is_ok() && created.code() == Errc::already_exists) {
+        return Status(Errc::already_exists, "topic already exists");
+    }
+    return created;
+}
+
+Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
+    auto bad = [](const char* message) { return Status(Errc::invalid_argument, message); };
+    if (request.partitions < 0) return bad("partitions must be > 0");
+    if (request.partitions == 0 && !request.retention_ms && !request.max_in_flight_per_partition &&
+        !request.max_acked_ahead_per_partition && !request.schema) {
+        return bad(
+            "at least one of partitions, retention_ms, max_*_per_partition, or schema is required");
+    }
+    if (request.retention_ms && *request.retention_ms < 0) {
+        return bad("retention_ms must be >= 0 (0 = use default)");
+    }
+    if (request.max_in_flight_per_partition && *request.max_in_flight_per_partition < 0) {
+        return bad("max_in_flight_per_partition must be >= 0 (0 = use default)");
+    }
+    if (request.max_acked_ahead_per_partition && *request.max_acked_ahead_per_partition < 0) {
+        return bad("max_acked_ahead_per_partition must be >= 0 (0 = use default)");
+    }
+    if (request.schema && schema_present(request.schema) &&
+        !compact_schema(*request.schema).is_ok()) {
+        return bad("schema is not valid JSON");
+    }
+    return Status::ok();
+}
+
+Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequest& request) {
+    NARAD_RETURN_IF_ERROR(validate_update(request));
+    const Topic* current = store_.snapshot()->find_topic(name);
+    if (current == nullptr) return Status(Errc::not_found, "topic not found");
+    Topic topic = *current;
+    // Every group is validated before anything is written, so a failed PATCH changes nothing.
+    if (request.retention_ms) {
+        topic.retention_ms =
+            *request.retention_ms == 0 ? policy_.default_retention_ms : *request.retention_ms;
+        NARAD_RETURN_IF_ERROR(check_retention_floor(topic.retention_ms));
+    }
+    if (request.max_in_flight_per_partition) {
+        int64_t v = *request.max_in_flight_per_partition;
+        topic.max_in_flight_per_partition = v == 0 ? policy_.default_max_in_flight : v;
+    }
+    if (request.max_acked_ahead_per_partition) {
+        int64_t v = *request.max_acked_ahead_per_partition;
+        topic.max_acked_ahead_per_partition = v == 0 ? policy_.default_max_acked_ahead : v;
+    }
+    if (request.partitions != 0) {
+        if (request.partitions > policy_.max_partitions) {
+            return invalid("partitions (" + std::to_string(request.partitions) +
+                           ") exceeds topic.max_partitions (" +
+                           std::to_string(policy_.max_partitions) + ")");
+        }
+        if (request.partitions <= static_cast<int64_t>(topic.partitions)) {
+            return invalid("new partition count (" + std::to_string(request.partitions) +
+                           ") must be greater than current (" + std::to_string(topic.partitions) +
+                           "); decrease is not supported");
+        }
+        topic.partitions = static_cast<uint32_t>(request.partitions);
+    }
+    if (request.schema) {
+        if (topic.role == TopicRole::child) {
+            return Status(Errc::conflict,
+                          "schema is parent-managed while attached to a fan-out parent: schema "
+                          "of \"" +
+                              topic.name + "\" is managed by parent \"" + topic.parent +
+                              "\"; detach to manage it independently");
+        }
+        if (schema_present(request.schema)) {
+            auto compiled = CompiledSchema::compile(*request.schema);
+            if (!compiled.is_ok()) return invalid(compiled.status().message());
+            NARAD_ASSIGN_OR_RETURN(std::string compact, compact_schema(*request.schema));
+            if (!topic.schema.empty()) {
+                NARAD_RETURN_IF_ERROR(check_schema_compatible(topic.schema, compact));
+            }
+            topic.schema = std::move(compact);
+        } else {
+            topic.schema.clear();
+        }
+    }
+    auto updated = store_.update_topic(topic, local_node_);
+    if (!updated.is_ok() && updated.code() == Errc::not_found) {
+        return Status(Errc::not_found, "topic not found");
+    }
+    return updated;
+}
+
+Status TopicFrontend::remove(std::string_view name) {
+    Status status = store_.delete_topic(name);
+    if (status.code() == Errc::not_found) return Status(Errc::not_found, "topic not found");
+    return status;
+}
+
+}  // namespace narad::meta

@@ -1,0 +1,75 @@
+// TopicFrontend: validates topic requests (create, update, delete) with Narad's rules, in Narad's
+// order and words, and proposes them to the MetaStore. It never touches partition data: nodes
+// reconcile their disks against the metastore (node/topic_backend.h).
+//
+// Thread-safe; calls block on the metastore, so run them off the HTTP threads.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "meta/meta_store.h"
+
+namespace narad::meta {
+
+// The defaults and limits applied to topic requests (Narad's `topic` config block).
+struct TopicPolicy {
+    int64_t default_partitions = 3;
+    int64_t max_partitions = 108;
+    int64_t default_retention_ms = 604'800'000;
+    int64_t default_visibility_timeout_ms = 30'000;
+    int64_t default_max_in_flight = 1024;
+    int64_t default_max_acked_ahead = 1024;
+};
+
+inline constexpr int64_t kMinRetentionMs = 3'600'000;
+inline constexpr int64_t kMaxFanoutDelayMs = 31'536'000'000;
+
+// A create request as decoded from JSON; 0 means "use the default".
+struct CreateTopicRequest {
+    std::string name;
+    int64_t partitions = 0;
+    int64_t retention_ms = 0;
+    int64_t visibility_timeout_ms = 0;
+    int64_t max_in_flight_per_partition = 0;
+    int64_t max_acked_ahead_per_partition = 0;
+    std::optional<std::string> schema;  // JSON text; nullopt or "null" for none
+    std::string parent;
+    int64_t fanout_delay_ms = 0;
+    std::string owner;  // the authenticated user; empty with security off
+};
+
+// A PATCH request: unset fields keep their values. `partitions` 0 means unset.
+struct UpdateTopicRequest {
+    int64_t partitions = 0;
+    std::optional<int64_t> retention_ms;
+    std::optional<int64_t> max_in_flight_per_partition;
+    std::optional<int64_t> max_acked_ahead_per_partition;
+    std::optional<std::string> schema;
+};
+
+class TopicFrontend {
+  public:
+    TopicFrontend(MetaStore& store, Clock& clock, TopicPolicy policy, NodeId local_node);
+
+    Result<Topic> create(CreateTopicRequest request);
+    // Checks the request's own shape (before authorization and the topic lookup, as Narad).
+    static Status validate_update(const UpdateTopicRequest& request);
+    Result<Topic> update(std::string_view name, const UpdateTopicRequest& request);
+    Status remove(std::string_view name);
+
+    const TopicPolicy& policy() const { return policy_; }
+
+  private:
+    MetaStore& store_;
+    Clock& clock_;
+    TopicPolicy policy_;
+    NodeId local_node_;
+};
+
+// A fresh random incarnation id (16 lower-case hex characters).
+IncarnationId new_incarnation_id();
+
+}  // namespace narad::meta
