@@ -1,0 +1,91 @@
+// OffsetCommitter: the periodic component that persists every registered partition's consumer
+// position (every 100 ms by default), skipping queues whose position has not changed since the last
+// write. It runs on its own thread; add/remove/flush may be called from any thread.
+//
+// A failed write is retried at the next tick (the queue still counts as changed), logged at most
+// once per kFailureLogInterval and counted in narad_errors_total{component="offset_committer",
+// kind="write"}. Writes are serialised (write_mutex_), so a tick, flush() and remove() never write
+// the same file at once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "io/file_system.h"
+#include "queue/partition_queue.h"
+
+namespace narad::queue {
+
+inline constexpr Millis kDefaultCommitInterval{100};
+
+class OffsetCommitter {
+  public:
+    // `clock` only rate-limits the failure log; the tick waits on real time.
+    OffsetCommitter(io::FileSystem& fs, Millis interval, Clock& clock = SystemClock::instance());
+    ~OffsetCommitter();  // stops
+    OffsetCommitter(const OffsetCommitter&) = delete;
+    OffsetCommitter& operator=(const OffsetCommitter&) = delete;
+
+    void start();
+    void stop();  // writes what changed, then stops the thread
+
+    // Persists `queue`'s position to `path` from now on.
+    void add(const std::string& path, std::shared_ptr<PartitionQueue> queue);
+    // Writes the last position (unless `write_last` is false: the partition's data is being
+    // deleted) and stops tracking the path.
+    void remove(const std::string& path, bool write_last = true);
+    // Writes every changed position now; returns the first error.
+    Status flush();
+    // Write failures so far (also logged).
+    uint64_t failures() const;
+
+    // Ticks of the background thread completed so far, and a wait for the count to reach `count`
+    // (false on timeout): lets tests observe the thread without sleeping.
+    uint64_t ticks() const;
+    bool wait_for_ticks(uint64_t count, Millis timeout);
+
+  private:
+    struct Entry {
+        std::shared_ptr<PartitionQueue> queue;
+        std::optional<uint64_t> written_version;  // none until the first successful write
+    };
+
+    void run();
+    // Writes every changed queue; returns the first error.
+    Status write_pass();
+    // Writes `entry`'s position to `path` if it changed since `entry.written_version`; on success
+    // records the version written (in `entry` and, if still registered, in entries_). Caller holds
+    // write_mutex_.
+    Status write_if_changed(const std::string& path, Entry& entry);
+    void note_failure(const std::string& path, const Status& status);
+
+    io::FileSystem& fs_;
+    const Millis interval_;
+    Clock& clock_;
+
+    // Held across a whole write pass; taken before mutex_ when both are needed.
+    std::mutex write_mutex_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;          // stop() wakes the thread at once
+    std::condition_variable tick_done_;     // for wait_for_ticks()
+    std::map<std::string, Entry> entries_;  // GUARDED_BY(mutex_)
+    bool stop_requested_ = false;           // GUARDED_BY(mutex_)
+    uint64_t ticks_ = 0;                    // GUARDED_BY(mutex_)
+    std::thread thread_;                    // started and joined under lifecycle_mutex_
+    std::mutex lifecycle_mutex_;            // serialises start() and stop()
+
+    std::atomic<uint64_t> failures_{0};
+    std::mutex log_mutex_;
+    std::optional<MonoTime> last_failure_log_;  // GUARDED_BY(log_mutex_)
+    uint64_t unlogged_failures_ = 0;            // GUARDED_BY(log_mutex_)
+};
+
+}  // namespace narad::queue
