@@ -1,0 +1,80 @@
+// Dispatcher: commits the ingress WAL's durable records to their partitions.
+//
+// Records are queued per (topic, partition) in WAL order. Worker threads take one partition at a
+// time (so a partition's records are committed in order, never concurrently) and commit what is
+// queued for it as one batch, up to `max_batch_records` / `max_batch_bytes`, through the
+// PartitionCommitter. On success the records are marked committed in the WAL. A refusal or an
+// unreachable owner keeps the records queued and retries that partition after `retry_interval`
+// (about a second), leaving other partitions unaffected. A topic that no longer exists (or a
+// different incarnation of it) drops its records for good, counted in the metrics.
+//
+// Per-partition order: a partition's records are committed in WAL sequence order, a failed batch
+// blocks the records behind it, so the partition log's deduplication (it skips a record whose
+// sequence is at or below the highest it committed for this WAL) never skips a record that was not
+// committed. The queues need no bound of their own: they hold records the WAL keeps pending, which
+// its back-pressure bounds.
+//
+// Thread-safe; start()/stop() from the owner. The WAL and the committer must outlive the
+// Dispatcher. The committer runs on the dispatcher's worker threads and may block.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "storage/record.h"
+#include "wal/ingress_wal.h"
+
+namespace narad::wal {
+
+// Where the dispatcher sends a batch: the local partition log now, the owner node in a cluster.
+class PartitionCommitter {
+  public:
+    virtual ~PartitionCommitter() = default;
+    // Commits the records (all for `topic`/`partition`, incarnation `incarnation`) as one batch.
+    // Must be idempotent by producer stamp. Errc::not_found means the topic, partition or
+    // incarnation is gone and the records are to be dropped; any other error means "retry later".
+    virtual Status commit(const std::string& topic, const std::string& incarnation,
+                          PartitionId partition, std::span<const storage::Record> records) = 0;
+};
+
+struct DispatcherOptions {
+    uint32_t threads = 2;
+    uint32_t max_batch_records = 4096;
+    uint64_t max_batch_bytes = 4ull << 20;
+    Millis retry_interval{1000};
+};
+
+struct DispatcherStats {
+    uint64_t queued_records = 0;
+    uint64_t committed_records = 0;
+    uint64_t dropped_records = 0;
+    uint64_t commit_failures = 0;
+    uint32_t partitions_waiting_retry = 0;
+};
+
+class Dispatcher {
+  public:
+    Dispatcher(Clock& clock, IngressWal& wal, PartitionCommitter& committer,
+               DispatcherOptions options);
+    ~Dispatcher();  // stops
+
+    // Becomes the WAL's consumer and starts the workers.
+    void start();
+    // Stops the workers after their current batch; queued records stay in the WAL for next time.
+    void stop();
+
+    DispatcherStats stats() const;
+
+    // Wakes the workers to look at retry due times again now. Workers wake by themselves when the
+    // real time to the earliest retry has passed; a test that advances a FakeClock pokes instead.
+    void poke();
+
+  private:
+    class Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace narad::wal
