@@ -1,0 +1,281 @@
+#include "storage/log_manager.h"
+
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "base/log.h"
+#include "base/names.h"
+#include "storage/storage_metrics.h"
+
+namespace narad::storage {
+
+// Each (topic, partition) has at most one entry, and an entry holds at most one log: a log is
+// opened and closed outside the mutex, with the entry marked opening/closing meanwhile so that no
+// second instance of the same log can be opened until the first is fully closed.
+class LogManager::Impl {
+  public:
+    Impl(io::FileSystem& fs, Clock& clock, std::string data_directory, LogOptions options)
+        : fs_(fs),
+          clock_(clock),
+          data_directory_(std::move(data_directory)),
+          options_(options),
+          metrics_(storage_metrics()),
+          listener_(std::make_shared<ListenerSlot>()) {}
+
+    std::string topics_directory() const { return io::join_path(data_directory_, "topics"); }
+    std::string topic_directory(std::string_view topic) const {
+        return io::join_path(topics_directory(), topic);
+    }
+    std::string partition_directory(std::string_view topic, PartitionId partition) const {
+        return io::join_path(topic_directory(topic), fmt::format("p{:05}", partition.value()));
+    }
+
+    Result<std::shared_ptr<PartitionLog>> get(std::string_view topic, PartitionId partition,
+                                              CreateIfMissing create) {
+        NARAD_RETURN_IF_ERROR(validate_topic_name(topic));
+        Key key{std::string(topic), partition.value()};
+        std::unique_lock lock(mutex_);
+        while (true) {
+            if (removing_.contains(key.topic)) {
+                changed_.wait(lock);
+                continue;
+            }
+            auto it = entries_.find(key);
+            if (it == entries_.end()) break;
+            if (it->second.state == State::open) {
+                it->second.last_used = clock_.now();
+                return it->second.log;
+            }
+            changed_.wait(lock);  // being opened or closed by another thread
+        }
+        entries_[key] = Entry{State::opening, nullptr, clock_.now()};
+        lock.unlock();
+        auto opened = open_log(key, create);
+        lock.lock();
+        auto it = entries_.find(key);
+        NARAD_ASSERT(it != entries_.end() && it->second.state == State::opening,
+                     "an opening log entry vanished");
+        changed_.notify_all();
+        if (!opened.is_ok()) {
+            entries_.erase(it);
+            return opened.status();
+        }
+        it->second.state = State::open;
+        it->second.log = std::move(*opened);
+        it->second.last_used = clock_.now();
+        return it->second.log;
+    }
+
+    std::shared_ptr<PartitionLog> get_if_open(std::string_view topic, PartitionId partition) const {
+        std::lock_guard lock(mutex_);
+        auto it = entries_.find(Key{std::string(topic), partition.value()});
+        if (it == entries_.end() || it->second.state != State::open) return nullptr;
+        return it->second.log;
+    }
+
+    size_t evict_idle(Millis idle) {
+        MonoTime now = clock_.now();
+        std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims;
+        {
+            std::lock_guard lock(mutex_);
+            for (auto& [key, entry] : entries_) {
+                // use_count() == 1: only the map holds it, and new holders must come through
+                // this mutex, so it stays unheld until the entry is marked closing.
+                if (entry.state == State::open && entry.log.use_count() == 1 &&
+                    now - entry.last_used > idle) {
+                    entry.state = State::closing;
+                    victims.emplace_back(key, entry.log);
+                }
+            }
+        }
+        close_and_erase(victims);
+        metrics_.idle_logs_evicted.inc(static_cast<double>(victims.size()));
+        return victims.size();
+    }
+
+    Status remove_topic(std::string_view topic) {
+        NARAD_RETURN_IF_ERROR(validate_topic_name(topic));
+        std::string name(topic);
+        std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims;
+        {
+            std::unique_lock lock(mutex_);
+            changed_.wait(lock, [&] { return !removing_.contains(name) && settled(&name); });
+            removing_.insert(name);
+            for (auto& [key, entry] : entries_) {
+                if (key.topic != name) continue;
+                entry.state = State::closing;
+                victims.emplace_back(key, entry.log);
+            }
+        }
+        close_and_erase(victims);
+        Status status = fs_.remove_all(topic_directory(topic));
+        if (status.is_ok() && fs_.exists(topics_directory())) {
+            status = fs_.sync_directory(topics_directory());
+        }
+        std::lock_guard lock(mutex_);
+        removing_.erase(name);
+        changed_.notify_all();
+        return status;
+    }
+
+    void close_all() {
+        std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims;
+        {
+            std::unique_lock lock(mutex_);
+            changed_.wait(lock, [&] { return settled(nullptr); });
+            for (auto& [key, entry] : entries_) {
+                entry.state = State::closing;
+                victims.emplace_back(key, entry.log);
+            }
+        }
+        close_and_erase(victims);
+    }
+
+    size_t open_count() const {
+        std::lock_guard lock(mutex_);
+        size_t count = 0;
+        for (const auto& [key, entry] : entries_) count += entry.state == State::open ? 1 : 0;
+        return count;
+    }
+
+    void set_append_listener(
+        std::function<void(const std::string&, PartitionId, Offset)> listener) {
+        std::lock_guard lock(listener_->mutex);
+        listener_->function = std::move(listener);
+    }
+
+  private:
+    struct Key {
+        std::string topic;
+        uint32_t partition;
+        auto operator<=>(const Key&) const = default;
+    };
+    enum class State { opening, open, closing };
+    struct Entry {
+        State state;
+        std::shared_ptr<PartitionLog> log;
+        MonoTime last_used;
+    };
+    // Shared with every log's listener, so one set_append_listener() reaches logs already open.
+    struct ListenerSlot {
+        std::mutex mutex;
+        std::function<void(const std::string&, PartitionId, Offset)> function;  // GUARDED_BY
+    };
+
+    // No entry (of `topic`, or of any topic if null) is being opened or closed. REQUIRES(mutex_)
+    bool settled(const std::string* topic) const {
+        for (const auto& [key, entry] : entries_) {
+            if (topic != nullptr && key.topic != *topic) continue;
+            if (entry.state != State::open) return false;
+        }
+        return true;
+    }
+
+    void close_and_erase(std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>>& victims) {
+        for (auto& [key, log] : victims) {
+            Status status = log->close();
+            if (!status.is_ok()) {
+                NARAD_LOG_WARN("closing partition log {}: {}", log->directory(),
+                               status.to_string());
+            }
+        }
+        std::lock_guard lock(mutex_);
+        for (auto& [key, log] : victims) entries_.erase(key);
+        changed_.notify_all();
+    }
+
+    // Creates the missing directories of `directory` from `data_directory_` down, syncing each
+    // new one and its parent so the entries survive a crash.
+    Status ensure_directory(const std::string& directory) {
+        if (fs_.exists(directory)) return Status::ok();
+        std::vector<std::string> missing;
+        for (std::string path = directory; !fs_.exists(path); path = io::parent_path(path)) {
+            missing.push_back(path);
+            if (path == data_directory_ || path == "." || path == "/") break;
+        }
+        NARAD_RETURN_IF_ERROR(fs_.create_directories(directory));
+        for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+            NARAD_RETURN_IF_ERROR(fs_.sync_directory(*it));
+            NARAD_RETURN_IF_ERROR(fs_.sync_directory(io::parent_path(*it)));
+        }
+        return Status::ok();
+    }
+
+    Result<std::shared_ptr<PartitionLog>> open_log(const Key& key, CreateIfMissing create) {
+        std::string directory = partition_directory(key.topic, PartitionId(key.partition));
+        if (create == CreateIfMissing::no) {
+            if (!fs_.exists(directory)) {
+                return Status(Errc::not_found, fmt::format("partition {} of topic {} has no log",
+                                                           key.partition, key.topic));
+            }
+        } else {
+            NARAD_RETURN_IF_ERROR(ensure_directory(directory));
+        }
+        NARAD_ASSIGN_OR_RETURN(auto log, PartitionLog::open(fs_, clock_, directory, options_));
+        log->set_append_listener([slot = listener_, topic = key.topic,
+                                  partition = PartitionId(key.partition)](Offset hwm) {
+            std::function<void(const std::string&, PartitionId, Offset)> function;
+            {
+                std::lock_guard lock(slot->mutex);
+                function = slot->function;
+            }
+            if (function) function(topic, partition, hwm);
+        });
+        return std::shared_ptr<PartitionLog>(std::move(log));
+    }
+
+    io::FileSystem& fs_;
+    Clock& clock_;
+    const std::string data_directory_;
+    const LogOptions options_;
+    StorageMetrics& metrics_;
+    std::shared_ptr<ListenerSlot> listener_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;  // an entry changed state, or a topic removal ended
+    std::map<Key, Entry> entries_;     // GUARDED_BY(mutex_)
+    std::set<std::string> removing_;   // GUARDED_BY(mutex_) topics being removed
+};
+
+LogManager::LogManager(io::FileSystem& fs, Clock& clock, std::string data_directory,
+                       LogOptions options)
+    : impl_(std::make_unique<Impl>(fs, clock, std::move(data_directory), options)) {}
+
+LogManager::~LogManager() { impl_->close_all(); }
+
+std::string LogManager::topic_directory(std::string_view topic) const {
+    return impl_->topic_directory(topic);
+}
+
+std::string LogManager::partition_directory(std::string_view topic, PartitionId partition) const {
+    return impl_->partition_directory(topic, partition);
+}
+
+Result<std::shared_ptr<PartitionLog>> LogManager::get(std::string_view topic, PartitionId partition,
+                                                      CreateIfMissing create) {
+    return impl_->get(topic, partition, create);
+}
+
+std::shared_ptr<PartitionLog> LogManager::get_if_open(std::string_view topic,
+                                                      PartitionId partition) const {
+    return impl_->get_if_open(topic, partition);
+}
+
+size_t LogManager::evict_idle(Millis idle) { return impl_->evict_idle(idle); }
+
+Status LogManager::remove_topic(std::string_view topic) { return impl_->remove_topic(topic); }
+
+void LogManager::close_all() { impl_->close_all(); }
+
+size_t LogManager::open_count() const { return impl_->open_count(); }
+
+void LogManager::set_append_listener(
+    std::function<void(const std::string&, PartitionId, Offset)> listener) {
+    impl_->set_append_listener(std::move(listener));
+}
+
+}  // namespace narad::storage

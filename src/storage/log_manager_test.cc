@@ -1,0 +1,126 @@
+#include "storage/log_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "storage/storage_metrics.h"
+#include "storage/test_util.h"
+
+namespace narad::storage {
+namespace {
+
+using testing::LogTest;
+
+class LogManagerTest : public LogTest {
+  protected:
+    void SetUp() override {
+        LogTest::SetUp();
+        data_ = io::join_path(root_, "data");
+        manager_ = std::make_unique<LogManager>(fs_, clock_, data_, options_);
+    }
+    void TearDown() override {
+        manager_.reset();
+        LogTest::TearDown();
+    }
+    std::shared_ptr<PartitionLog> get(const char* topic, uint32_t partition) {
+        auto log = manager_->get(topic, PartitionId(partition), CreateIfMissing::yes);
+        EXPECT_TRUE(log.is_ok()) << log.status().to_string();
+        return log.is_ok() ? *log : nullptr;
+    }
+    static void append_one(PartitionLog& log, const char* value) {
+        std::vector<Record> records = {Record{"", value, 0, {}}};
+        ASSERT_TRUE(log.append(records).is_ok());
+    }
+
+    std::string data_;
+    std::unique_ptr<LogManager> manager_;
+};
+
+// Rule: logs live at <data>/topics/<topic>/p%05d/, are created on demand only when asked, and
+// get_if_open never opens one.
+TEST_F(LogManagerTest, OpensOnDemandInTheDocumentedLayout) {
+    EXPECT_EQ(manager_->partition_directory("orders", PartitionId(3)),
+              data_ + "/topics/orders/p00003");
+    EXPECT_EQ(manager_->get("orders", PartitionId(0), CreateIfMissing::no).code(), Errc::not_found);
+    EXPECT_EQ(manager_->get_if_open("orders", PartitionId(0)), nullptr);
+    EXPECT_EQ(manager_->open_count(), 0u);
+    auto log = get("orders", 0);
+    ASSERT_NE(log, nullptr);
+    EXPECT_EQ(log->directory(), data_ + "/topics/orders/p00000");
+    EXPECT_TRUE(fs_.exists(data_ + "/topics/orders/p00000/00000000000000000000.log"));
+    EXPECT_EQ(manager_->get_if_open("orders", PartitionId(0)), log);
+    EXPECT_EQ(get("orders", 0), log);
+    EXPECT_EQ(manager_->open_count(), 1u);
+    EXPECT_EQ(manager_->get("../x", PartitionId(0), CreateIfMissing::yes).code(),
+              Errc::invalid_argument);
+}
+
+// Rule: an idle log is closed only when no caller holds it, counted, and reopened transparently
+// with its data.
+TEST_F(LogManagerTest, EvictsIdleLogsOnlyWhenUnheldAndReopensThem) {
+    auto log = get("t", 1);
+    append_one(*log, "kept");
+    clock_.advance(std::chrono::seconds(10));
+    EXPECT_EQ(manager_->evict_idle(std::chrono::seconds(5)), 0u);  // still held
+    log.reset();
+    EXPECT_EQ(manager_->evict_idle(std::chrono::seconds(20)), 0u);  // not idle long enough
+    double evicted_before = storage_metrics().idle_logs_evicted.value();
+    double open_before = storage_metrics().open_logs.value();
+    EXPECT_EQ(manager_->evict_idle(std::chrono::seconds(5)), 1u);
+    EXPECT_EQ(storage_metrics().idle_logs_evicted.value() - evicted_before, 1.0);
+    EXPECT_EQ(storage_metrics().open_logs.value() - open_before, -1.0);
+    EXPECT_EQ(manager_->open_count(), 0u);
+    EXPECT_EQ(manager_->get_if_open("t", PartitionId(1)), nullptr);
+    auto again = manager_->get("t", PartitionId(1), CreateIfMissing::no);
+    ASSERT_TRUE(again.is_ok());
+    EXPECT_EQ((*again)->high_watermark(), Offset(1));
+    EXPECT_EQ((*again)->read(Offset(0), 1, 100)->records.at(0).value, "kept");
+}
+
+// Rule: concurrent gets of one partition share one instance.
+TEST_F(LogManagerTest, ConcurrentGetsShareOneInstance) {
+    std::vector<std::shared_ptr<PartitionLog>> logs(6);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 6; ++i) {
+        threads.emplace_back([&, i] { logs[i] = get("shared", 0); });
+    }
+    for (auto& thread : threads) thread.join();
+    for (const auto& log : logs) EXPECT_EQ(log, logs[0]);
+    EXPECT_EQ(manager_->open_count(), 1u);
+}
+
+// Rule: removing a topic closes its logs (held ones refuse further work) and deletes its data,
+// leaving other topics alone.
+TEST_F(LogManagerTest, RemoveTopicClosesAndDeletes) {
+    auto doomed = get("doomed", 0);
+    get("doomed", 1);
+    auto other = get("other", 0);
+    append_one(*doomed, "x");
+    ASSERT_TRUE(manager_->remove_topic("doomed").is_ok());
+    EXPECT_FALSE(fs_.exists(manager_->topic_directory("doomed")));
+    EXPECT_EQ(manager_->open_count(), 1u);
+    std::vector<Record> records = {Record{"", "late", 0, {}}};
+    EXPECT_EQ(doomed->append(records).code(), Errc::shutting_down);
+    EXPECT_EQ(manager_->get("doomed", PartitionId(0), CreateIfMissing::no).code(), Errc::not_found);
+    append_one(*other, "fine");
+}
+
+// Rule: the manager's append listener hears every log's appends, also logs opened before it was
+// set.
+TEST_F(LogManagerTest, AppendListenerHearsEveryLog) {
+    auto early = get("a", 0);
+    std::vector<std::string> heard;
+    manager_->set_append_listener([&](const std::string& topic, PartitionId partition, Offset hwm) {
+        heard.push_back(topic + "/" + std::to_string(partition.value()) + "@" +
+                        std::to_string(hwm.value()));
+    });
+    auto late = get("b", 2);
+    append_one(*early, "1");
+    append_one(*late, "2");
+    append_one(*late, "3");
+    EXPECT_EQ(heard, (std::vector<std::string>{"a/0@1", "b/2@1", "b/2@2"}));
+}
+
+}  // namespace
+}  // namespace narad::storage
