@@ -1,0 +1,58 @@
+// Plain HTTP request and response types shared by the server (net/), the handlers (api/) and the
+// clients (cli/, tests). They carry no Beast types, so most of the code base never includes Beast.
+// Value types.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace narad::net {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;  // names lower-cased
+
+struct HttpRequest {
+    std::string method;  // "GET", "POST", ...
+    std::string target;  // as received: path and query
+    std::string path;    // percent-decoded path, without the query
+    std::vector<std::pair<std::string, std::string>> query;  // decoded, in order, duplicates kept
+    Headers headers;
+    std::string body;
+    std::string remote_address;
+
+    // The first value of a header (name lower-case), if present.
+    std::optional<std::string_view> header(std::string_view name) const;
+    // The first value of a query parameter, if present.
+    std::optional<std::string_view> query_param(std::string_view name) const;
+    // How many times a query parameter appears.
+    size_t query_count(std::string_view name) const;
+};
+
+struct HttpResponse {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+    Headers headers;  // extra headers
+};
+
+// Sends the response for one request. Must be called exactly once, from any thread.
+using Responder = std::function<void(HttpResponse)>;
+
+class HttpHandler {
+  public:
+    virtual ~HttpHandler() = default;
+    // Runs on a server thread; must not block on disk or on other nodes (hand such work to another
+    // thread and call `respond` from there).
+    virtual void handle(HttpRequest request, Responder respond) = 0;
+};
+
+// Splits a target into path and decoded query parameters. Returns false on a malformed escape.
+bool parse_target(std::string_view target, std::string& path,
+                  std::vector<std::pair<std::string, std::string>>& query);
+// Percent-encodes a string for use in a path segment or query value.
+std::string url_encode(std::string_view value);
+
+}  // namespace narad::net

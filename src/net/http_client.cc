@@ -1,0 +1,264 @@
+// HttpClient: each call runs a private io_context until the operation completes; the timeouts are
+// beast::tcp_stream deadlines, which close the socket when they pass.
+//
+// Resending. A keep-alive connection the server closed while it was idle is the normal case, not
+// an error: before reusing a connection the client checks (poll, no wait) whether the server has
+// already closed it, and reconnects if so. A close can still race with the request; then, on a
+// reused connection only, a request that failed before any byte of a response arrived (and not by
+// a timeout) is sent once more on a fresh connection. A request may therefore reach the server
+// twice if the server read it and then died without answering: callers must treat a request
+// whose answer they did not get as possibly applied, as they already must after a timeout.
+#include "net/http_client.h"
+
+#include <poll.h>
+
+#include <array>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+
+#include "net/http_wire.h"
+#include "net/response_reader.h"
+
+namespace narad::net {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr size_t kReadChunkBytes = 64 * 1024;
+
+}  // namespace
+
+class HttpClient::Impl {
+  public:
+    explicit Impl(ClientOptions options)
+        : options_(std::move(options)),
+          where_(options_.host + ":" + std::to_string(options_.port)),
+          reader_(options_.response_body_limit_bytes) {
+        if (!options_.basic_auth.empty()) {
+            authorization_ = "Basic " + wire::base64_encode(options_.basic_auth);
+        }
+    }
+
+    Result<HttpResponse> request(std::string_view method, std::string_view target,
+                                 std::string_view body, std::string_view content_type,
+                                 const Headers& headers) {
+        if (connected_ && connection_dropped()) disconnect();
+        bool reused = connected_;
+        if (!connected_) NARAD_RETURN_IF_ERROR(connect());
+        bool may_resend = false;
+        auto result = exchange(method, target, body, content_type, headers, may_resend);
+        if (result.is_ok() || !reused || !may_resend) return result;
+        NARAD_RETURN_IF_ERROR(connect());
+        return exchange(method, target, body, content_type, headers, may_resend);
+    }
+
+  private:
+    // Runs the private loop until the operation started just before has completed.
+    void run() {
+        ioc_.restart();
+        ioc_.run();
+    }
+
+    void disconnect() {
+        beast::error_code ignored;
+        stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+        stream_.close();
+        buffer_.consume(buffer_.size());
+        connected_ = false;
+    }
+
+    // Whether the server closed the idle connection (or sent bytes nobody asked for): the socket
+    // is readable although no request is outstanding.
+    bool connection_dropped() {
+        if (buffer_.size() > 0) return true;
+        pollfd fd{stream_.socket().native_handle(), POLLIN, 0};
+        return ::poll(&fd, 1, 0) != 0;
+    }
+
+    Status resolve(std::vector<tcp::endpoint>& endpoints) {
+        beast::error_code ec;
+        auto address = asio::ip::make_address(options_.host, ec);
+        if (!ec) {
+            endpoints.emplace_back(address, options_.port);
+            return Status::ok();
+        }
+        tcp::resolver resolver(ioc_);
+        bool done = false;
+        resolver.async_resolve(options_.host, std::to_string(options_.port),
+                               [&](beast::error_code resolve_ec, tcp::resolver::results_type r) {
+                                   done = true;
+                                   ec = resolve_ec;
+                                   for (const auto& entry : r)
+                                       endpoints.push_back(entry.endpoint());
+                               });
+        ioc_.restart();
+        ioc_.run_for(options_.connect_timeout);
+        if (!done) {
+            resolver.cancel();
+            run();
+            return Status(Errc::timeout, "resolving " + options_.host + " timed out after " +
+                                             std::to_string(options_.connect_timeout.count()) +
+                                             " ms");
+        }
+        if (ec || endpoints.empty()) {
+            return Status(Errc::peer_error, "cannot resolve " + options_.host + ": " +
+                                                (ec ? ec.message() : "no address"));
+        }
+        return Status::ok();
+    }
+
+    Status connect() {
+        disconnect();
+        std::vector<tcp::endpoint> endpoints;
+        NARAD_RETURN_IF_ERROR(resolve(endpoints));
+        beast::error_code ec;
+        stream_.expires_after(options_.connect_timeout);
+        stream_.async_connect(endpoints, [&](beast::error_code connect_ec, const tcp::endpoint&) {
+            ec = connect_ec;
+        });
+        run();
+        if (ec == beast::error::timeout) {
+            disconnect();
+            return Status(Errc::timeout, "connecting to " + where_ + " timed out after " +
+                                             std::to_string(options_.connect_timeout.count()) +
+                                             " ms");
+        }
+        if (ec) {
+            disconnect();
+            return Status(Errc::peer_error, "cannot connect to " + where_ + ": " + ec.message());
+        }
+        stream_.socket().set_option(tcp::no_delay(true), ec);
+        connected_ = true;
+        return Status::ok();
+    }
+
+    Status transport_error(const beast::error_code& ec) {
+        disconnect();
+        if (ec == beast::error::timeout) {
+            return Status(Errc::timeout, "request to " + where_ + " timed out after " +
+                                             std::to_string(options_.request_timeout.count()) +
+                                             " ms");
+        }
+        return Status(Errc::peer_error, "request to " + where_ + " failed: " + ec.message());
+    }
+
+    // The progress of one exchange: the request is written while the response is read, because
+    // a server may answer before it has read the whole body (a 413) and then close.
+    struct Exchange {
+        bool writing = true;
+        beast::error_code write_error;
+        beast::error_code read_error;
+        Status read_status;  // a malformed response, or a close before it was complete
+        bool got_bytes = false;
+    };
+
+    // One request and its response on the open connection. `may_resend` tells whether it failed
+    // before any byte of a response arrived, for a reason other than the deadline.
+    Result<HttpResponse> exchange(std::string_view method, std::string_view target,
+                                  std::string_view body, std::string_view content_type,
+                                  const Headers& headers, bool& may_resend) {
+        may_resend = false;
+        head_.clear();
+        wire::append_request_head(
+            head_, {method, target, where_, authorization_, content_type, body.size(), &headers});
+        HttpResponse response;
+        reader_.start(response, method == "HEAD");
+        Exchange exchange;
+        // One deadline for the whole exchange: writing the request and reading the response.
+        stream_.expires_after(options_.request_timeout);
+        std::array<asio::const_buffer, 2> buffers{asio::buffer(head_),
+                                                  asio::buffer(body.data(), body.size())};
+        asio::async_write(stream_, buffers, [&exchange](beast::error_code ec, size_t) {
+            exchange.writing = false;
+            exchange.write_error = ec;
+        });
+        read_step(exchange);
+        run();
+
+        if (reader_.done() && exchange.read_status.is_ok() && !exchange.read_error) {
+            // An answer that came before the request was fully sent leaves the connection
+            // unusable, as does a failed write.
+            if (exchange.write_error || !reader_.keep_alive()) disconnect();
+            return response;
+        }
+        bool timed_out = exchange.read_error == beast::error::timeout ||
+                         exchange.write_error == beast::error::timeout;
+        may_resend = !exchange.got_bytes && !timed_out;
+        if (timed_out) return transport_error(beast::error::timeout);
+        if (!exchange.got_bytes && exchange.write_error) {
+            return transport_error(exchange.write_error);
+        }
+        if (exchange.read_error) return transport_error(exchange.read_error);
+        disconnect();
+        return exchange.read_status.with_context("request to " + where_);
+    }
+
+    // Parses what is buffered, then reads more until the response is complete or failed.
+    void read_step(Exchange& exchange) {
+        while (buffer_.size() > 0 && !reader_.done()) {
+            auto data = buffer_.data();
+            size_t used =
+                reader_.put(std::string_view(static_cast<const char*>(data.data()), data.size()),
+                            exchange.read_status);
+            buffer_.consume(used);
+            if (!exchange.read_status.is_ok()) return end_read(exchange);
+            if (used == 0) break;
+        }
+        if (reader_.done()) return end_read(exchange);
+        stream_.async_read_some(
+            buffer_.prepare(kReadChunkBytes), [this, &exchange](beast::error_code ec, size_t n) {
+                if (ec == asio::error::eof) {
+                    exchange.read_status =
+                        exchange.got_bytes ? reader_.put_eof()
+                                           : Status(Errc::peer_error, "connection closed by peer");
+                    if (exchange.read_status.is_ok() && !reader_.done()) {
+                        exchange.read_status = Status(Errc::peer_error, "incomplete response");
+                    }
+                    return end_read(exchange);
+                }
+                if (ec) {
+                    exchange.read_error = ec;
+                    return end_read(exchange);
+                }
+                exchange.got_bytes = exchange.got_bytes || n > 0;
+                buffer_.commit(n);
+                read_step(exchange);
+            });
+    }
+
+    // The response is complete or failed; a request still being written is abandoned.
+    void end_read(Exchange& exchange) {
+        if (exchange.writing) {
+            stream_.cancel();
+            exchange.write_error = asio::error::operation_aborted;
+        }
+    }
+
+    ClientOptions options_;
+    std::string where_;  // "host:port", for messages and the Host header
+    std::string authorization_;
+    asio::io_context ioc_{1};
+    beast::tcp_stream stream_{ioc_};
+    beast::flat_buffer buffer_;  // received, not yet parsed
+    ResponseReader reader_;
+    std::string head_;
+    bool connected_ = false;
+};
+
+HttpClient::HttpClient(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+HttpClient::~HttpClient() = default;
+HttpClient::HttpClient(HttpClient&&) noexcept = default;
+HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
+
+Result<HttpResponse> HttpClient::request(std::string_view method, std::string_view target,
+                                         std::string_view body, std::string_view content_type,
+                                         const Headers& headers) {
+    return impl_->request(method, target, body, content_type, headers);
+}
+
+}  // namespace narad::net

@@ -1,0 +1,695 @@
+// The server's state (ServerCore) and the per-connection state machine (Session). Every Session
+// runs on its own strand (or on the io_context itself when there is one thread), so its members
+// need no lock; what sessions share lives in ServerCore, behind atomics or a mutex. Responders
+// reach a session through a weak pointer and the Gate, so they stay safe to call after the
+// connection or the whole server is gone.
+#include "net/http_server.h"
+
+#include <array>
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/log.h"
+#include "base/metrics.h"
+#include "net/http_wire.h"
+#include "net/request_reader.h"
+
+namespace narad::net {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr size_t kReadChunkBytes = 16 * 1024;
+// After an error response the server stops sending and reads (and drops) what the client still
+// sends, so the client gets to read the response instead of a reset; at most this much, this long.
+constexpr uint64_t kDrainBytesMax = 256 * 1024;
+constexpr Millis kDrainTimeout{1'000};
+// stop(): how long to wait for closed connections to wind down before stopping the loop anyway.
+constexpr Millis kCloseWait{2'000};
+// Pause before accepting again after an accept error (out of file descriptors).
+constexpr Millis kAcceptRetryDelay{50};
+// A response buffer larger than this is released after the write instead of kept for reuse.
+constexpr size_t kKeptBodyBytesMax = 64 * 1024;
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+struct ServerMetrics {
+    metrics::Gauge& in_flight;
+};
+
+ServerMetrics& server_metrics() {
+    auto& registry = metrics::Registry::global();
+    static ServerMetrics instance{
+        registry.gauge("narad_http_requests_in_flight", "HTTP requests read and not yet answered")
+            .get()};
+    return instance;
+}
+
+void run_guarded(const std::function<void()>& fn, std::string_view what) {
+    try {
+        fn();
+    } catch (const std::exception& e) {
+        NARAD_LOG_ERROR("{} threw: {}", what, e.what());
+    } catch (...) {
+        NARAD_LOG_ERROR("{} threw a non-standard exception", what);
+    }
+}
+
+std::string json_error(std::string_view message) {
+    std::string body = "{\"error\":\"";
+    body.append(message);
+    body.append("\"}");
+    return body;
+}
+
+// Closed when the server stops: a responder or a task cancel that finds it closed must not touch
+// the io_context, which may be gone.
+struct Gate {
+    std::mutex mutex;
+    bool open = true;  // GUARDED_BY(mutex)
+};
+
+class Session;
+
+// What every session shares: options, handler, counters, the registry of open sessions.
+class ServerCore {
+  public:
+    ServerCore(ServerOptions options, HttpHandler& handler)
+        : options_(std::move(options)),
+          handler_(handler),
+          acceptor_(asio::make_strand(ioc_)),
+          accept_retry_timer_(acceptor_.get_executor()),
+          metrics_(server_metrics()) {}
+
+    const ServerOptions& options() const { return options_; }
+    HttpHandler& handler() { return handler_; }
+    const std::shared_ptr<Gate>& gate() const { return gate_; }
+    ServerMetrics& metrics() { return metrics_; }
+    bool stopping() const { return stopping_.load(); }
+
+    void request_started() {
+        in_flight_.fetch_add(1);
+        metrics_.in_flight.add(1);
+    }
+    void request_finished() {
+        metrics_.in_flight.add(-1);
+        if (in_flight_.fetch_sub(1) == 1 && stopping_.load()) notify_stop();
+    }
+    void session_closed(Session* session) {
+        {
+            std::lock_guard lock(sessions_mutex_);
+            sessions_.erase(session);
+            connections_open_.store(sessions_.size());
+        }
+        if (stopping_.load()) notify_stop();
+    }
+
+  protected:
+    void notify_stop() {
+        std::lock_guard lock(stop_mutex_);
+        stop_cv_.notify_all();
+    }
+
+    // Declared first so it is destroyed last: sessions and timers still queued in it are
+    // destroyed with it and must find nothing else gone yet except what they do not touch.
+    asio::io_context ioc_;
+    ServerOptions options_;
+    HttpHandler& handler_;
+    std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+    tcp::acceptor acceptor_;                 // used on its strand only
+    asio::steady_timer accept_retry_timer_;  // on the acceptor's strand
+    ServerMetrics& metrics_;
+
+    std::atomic<bool> stopping_{false};
+    std::atomic<uint64_t> in_flight_{0};
+    std::atomic<uint64_t> connections_open_{0};
+    std::mutex stop_mutex_;
+    std::condition_variable stop_cv_;  // signalled when in_flight_ or the session count drops
+
+    std::mutex sessions_mutex_;
+    std::unordered_map<Session*, std::shared_ptr<Session>>
+        sessions_;  // GUARDED_BY(sessions_mutex_)
+};
+
+// The session whose handler call is on the stack of this thread: a responder called from inside
+// handle() stores its response there, saving a post and a lock on the fast path.
+thread_local Session* tl_inline_session = nullptr;
+
+class Session : public std::enable_shared_from_this<Session> {
+  public:
+    Session(ServerCore& server, tcp::socket socket)
+        : server_(server),
+          stream_(std::move(socket)),
+          buffer_(server.options().header_limit_bytes + 2 * kReadChunkBytes) {
+        beast::error_code ec;
+        auto endpoint = stream_.socket().remote_endpoint(ec);
+        if (!ec) {
+            auto address = endpoint.address();
+            remote_address_ =
+                address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+            remote_address_ += ":" + std::to_string(endpoint.port());
+        }
+    }
+
+    asio::any_io_executor executor() { return stream_.get_executor(); }
+
+    void start() { read_next(); }
+
+    // The server stops: a connection between requests, or still receiving one, closes now; one
+    // whose request is with the handler closes after its response.
+    void begin_shutdown() {
+        if (phase_ == Phase::idle || phase_ == Phase::reading) close();
+    }
+
+    void close() {
+        if (phase_ == Phase::closed) return;
+        phase_ = Phase::closed;
+        finish_in_flight();
+        stream_.close();
+        server_.session_closed(this);
+    }
+
+    // On the strand: the response for request `seq`, unless the connection moved on.
+    void deliver(uint64_t seq, HttpResponse response) {
+        if (phase_ != Phase::handling || seq != seq_) return;
+        write_response(std::move(response));
+    }
+
+    // From a responder running inside handle() on this session's strand.
+    bool capture_inline(uint64_t seq, HttpResponse& response) {
+        if (phase_ != Phase::handling || seq != seq_ || inline_response_) return false;
+        inline_response_ = std::move(response);
+        return true;
+    }
+
+  private:
+    enum class Phase { idle, reading, handling, writing, draining, closed };
+
+    void read_next() {
+        if (server_.stopping()) return close();
+        phase_ = Phase::idle;
+        request_ = HttpRequest();
+        reader_.start(request_,
+                      {server_.options().body_limit_bytes, server_.options().header_limit_bytes});
+        if (buffer_.size() > 0) {
+            // Pipelined: the next request has started arriving already.
+            phase_ = Phase::reading;
+            stream_.expires_after(server_.options().read_timeout);
+            return parse();
+        }
+        stream_.expires_after(server_.options().idle_timeout);
+        stream_.async_read_some(buffer_.prepare(kReadChunkBytes),
+                                [self = shared_from_this()](beast::error_code ec, size_t n) {
+                                    self->on_first_bytes(ec, n);
+                                });
+    }
+
+    void on_first_bytes(beast::error_code ec, size_t n) {
+        if (ec) return close();  // idle timeout, client closed, or shutdown
+        buffer_.commit(n);
+        // The read timeout runs from the first byte of a request, not from the end of the last.
+        phase_ = Phase::reading;
+        stream_.expires_after(server_.options().read_timeout);
+        parse();
+    }
+
+    void parse() {
+        auto data = buffer_.data();
+        size_t used = 0;
+        auto outcome =
+            reader_.put(std::string_view(static_cast<const char*>(data.data()), data.size()), used);
+        buffer_.consume(used);
+        switch (outcome) {
+            case RequestReader::Outcome::done:
+                return dispatch();
+            case RequestReader::Outcome::need_more:
+                break;
+            case RequestReader::Outcome::body_too_large:
+                return reject(413, "request body too large");
+            case RequestReader::Outcome::header_too_large:
+                return reject(431, "request header too large");
+            case RequestReader::Outcome::malformed:
+                return reject(400, "malformed request");
+        }
+        if (reader_.header_done() && reader_.expects_continue() && !sent_continue_) {
+            // curl and others wait for this before sending a large body (RFC 9110 §10.1.1).
+            sent_continue_ = true;
+            asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                              [self = shared_from_this()](beast::error_code ec, size_t) {
+                                  if (ec) return self->close();
+                                  self->read_more();
+                              });
+            return;
+        }
+        read_more();
+    }
+
+    void read_more() {
+        if (buffer_.size() + kReadChunkBytes > buffer_.max_size()) {
+            return reject(431, "request header too large");
+        }
+        stream_.async_read_some(buffer_.prepare(kReadChunkBytes),
+                                [self = shared_from_this()](beast::error_code ec, size_t n) {
+                                    if (ec) return self->close();  // timeout, reset, close
+                                    self->buffer_.commit(n);
+                                    self->parse();
+                                });
+    }
+
+    void reject(int status, std::string_view message) {
+        send_error(status, message);
+    }
+
+    void dispatch() {
+        sent_continue_ = false;
+        if (server_.stopping()) return close();
+        if (!parse_target(request_.target, request_.path, request_.query)) {
+            return send_error(400, "malformed request");
+        }
+        request_.remote_address = remote_address_;
+        version_ = reader_.version();
+        keep_alive_ = reader_.keep_alive();
+        head_request_ = request_.method == "HEAD";
+        phase_ = Phase::handling;
+        in_flight_ = true;
+        server_.request_started();
+        uint64_t seq = ++seq_;
+        Responder responder = [session = weak_from_this(), gate = server_.gate(),
+                               seq](HttpResponse response) {
+            respond(session, gate, seq, std::move(response));
+        };
+        // Handlers hold no read timeout: a long poll may keep its request for seconds.
+        stream_.expires_never();
+        tl_inline_session = this;
+        try {
+            server_.handler().handle(std::move(request_), std::move(responder));
+        } catch (...) {
+            // Exceptions never cross the module boundary: the client gets a 500 instead.
+            NARAD_LOG_ERROR("HTTP handler threw an exception");
+            if (!inline_response_ && phase_ == Phase::handling) {
+                inline_response_ =
+                    HttpResponse{500, "application/json", json_error("internal error"), {}};
+            }
+        }
+        tl_inline_session = nullptr;
+        if (inline_response_) {
+            HttpResponse response = std::move(*inline_response_);
+            inline_response_.reset();
+            write_response(std::move(response));
+        }
+    }
+
+    static void respond(const std::weak_ptr<Session>& weak, const std::shared_ptr<Gate>& gate,
+                        uint64_t seq, HttpResponse response) {
+        if (Session* current = tl_inline_session; current != nullptr) {
+            auto session = weak.lock();
+            if (session.get() == current && current->capture_inline(seq, response)) return;
+        }
+        std::lock_guard lock(gate->mutex);
+        if (!gate->open) return;  // the server stopped; the io_context may be gone
+        auto session = weak.lock();
+        if (!session) return;  // the connection died meanwhile
+        auto executor = session->executor();
+        asio::post(executor,
+                   [session = std::move(session), seq, response = std::move(response)]() mutable {
+                       session->deliver(seq, std::move(response));
+                   });
+    }
+
+    void send_error(int status, std::string_view message) {
+        keep_alive_ = false;
+        head_request_ = false;
+        version_ = 11;
+        write_response(HttpResponse{status, "application/json", json_error(message), {}});
+    }
+
+    void write_response(HttpResponse response) {
+        phase_ = Phase::writing;
+        response_ = std::move(response);
+        keep_alive_ = keep_alive_ && !server_.stopping();
+        head_.clear();
+        wire::append_response_head(head_, response_, {version_, keep_alive_, head_request_});
+        bool send_body = !head_request_ && wire::status_has_body(response_.status);
+        std::array<asio::const_buffer, 2> buffers{
+            asio::buffer(head_), send_body ? asio::buffer(response_.body) : asio::const_buffer()};
+        stream_.expires_after(server_.options().write_timeout);
+        asio::async_write(stream_, buffers,
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->on_written(ec, n);
+                          });
+    }
+
+    void on_written(beast::error_code ec, size_t /*bytes*/) {
+        finish_in_flight();
+        if (response_.body.capacity() > kKeptBodyBytesMax) response_ = HttpResponse();
+        if (ec) return close();
+        if (!keep_alive_) return linger_close();
+        read_next();
+    }
+
+    // Half-closes, then drains what the client still sends for a while: closing with unread
+    // input makes the kernel send a reset, which can destroy the response before it is read.
+    void linger_close() {
+        phase_ = Phase::draining;
+        beast::error_code ec;
+        stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+        if (ec) return close();
+        buffer_.consume(buffer_.size());
+        drained_bytes_ = 0;
+        stream_.expires_after(kDrainTimeout);
+        drain();
+    }
+
+    void drain() {
+        stream_.async_read_some(buffer_.prepare(kReadChunkBytes),
+                                [self = shared_from_this()](beast::error_code ec, size_t n) {
+                                    self->drained_bytes_ += n;
+                                    if (ec || self->drained_bytes_ > kDrainBytesMax) {
+                                        return self->close();
+                                    }
+                                    self->drain();
+                                });
+    }
+
+    void finish_in_flight() {
+        if (!in_flight_) return;
+        in_flight_ = false;
+        server_.request_finished();
+    }
+
+    ServerCore& server_;
+    beast::tcp_stream stream_;
+    beast::flat_buffer buffer_;
+    std::string remote_address_;
+    Phase phase_ = Phase::idle;
+    HttpRequest request_;
+    RequestReader reader_;  // writes into request_
+    bool sent_continue_ = false;
+    uint64_t seq_ = 0;  // of the request with the handler; a stale responder's number differs
+    int version_ = 11;
+    bool keep_alive_ = false;
+    bool head_request_ = false;
+    bool in_flight_ = false;  // counted in the server's requests in flight
+    std::optional<HttpResponse> inline_response_;
+    HttpResponse response_;  // being written
+    std::string head_;       // being written
+    uint64_t drained_bytes_ = 0;
+};
+
+// A scheduled run. The timer itself belongs to the io_context's handler chain only (PendingTimer),
+// never to the handle the caller keeps, so the handle may outlive the server.
+struct TaskState {
+    static constexpr int kPending = 0;
+    static constexpr int kRan = 1;
+    static constexpr int kCancelled = 2;
+    std::atomic<int> phase{kPending};  // whoever moves it off kPending owns fn
+    std::function<void()> fn;
+};
+
+struct PendingTimer {
+    explicit PendingTimer(asio::io_context& ioc) : timer(ioc) {}
+    asio::steady_timer timer;
+};
+
+class TimerTask final : public ScheduledTask {
+  public:
+    TimerTask(std::shared_ptr<TaskState> state, std::weak_ptr<PendingTimer> timer,
+              std::shared_ptr<Gate> gate)
+        : state_(std::move(state)), timer_(std::move(timer)), gate_(std::move(gate)) {}
+
+    void cancel() override {
+        int expected = TaskState::kPending;
+        if (!state_->phase.compare_exchange_strong(expected, TaskState::kCancelled)) return;
+        state_->fn = nullptr;  // release what it captured now, not at the deadline
+        // Wake the timer early so the io_context drops it now (a long poll's deadline is far).
+        std::lock_guard lock(gate_->mutex);
+        if (!gate_->open) return;
+        if (auto timer = timer_.lock()) {
+            auto executor = timer->timer.get_executor();
+            asio::post(executor, [timer = std::move(timer)] { timer->timer.cancel(); });
+        }
+    }
+
+  private:
+    std::shared_ptr<TaskState> state_;
+    std::weak_ptr<PendingTimer> timer_;
+    std::shared_ptr<Gate> gate_;
+};
+
+}  // namespace
+
+class HttpServer::Impl : public ServerCore {
+  public:
+    using ServerCore::ServerCore;
+    ~Impl();
+
+    Status start();
+    void stop();
+    uint16_t port() const { return port_.load(); }
+    ServerStats stats() const { return {connections_open_.load(), in_flight_.load()}; }
+    std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn);
+    void post(std::function<void()> fn);
+
+  private:
+    enum class State { created, running, stopped };
+
+    Status listen();
+    void accept();
+    void on_accept(beast::error_code ec, tcp::socket socket);
+    std::vector<std::shared_ptr<Session>> sessions_snapshot();
+    bool on_server_thread() const;
+    void wait_until(Millis limit, const std::function<bool()>& done);
+
+    std::mutex lifecycle_mutex_;    // serialises start() and stop()
+    State state_ = State::created;  // GUARDED_BY(lifecycle_mutex_)
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+    std::vector<std::thread> threads_;         // GUARDED_BY(lifecycle_mutex_)
+    std::vector<std::thread::id> thread_ids_;  // written before the threads start
+    std::atomic<uint16_t> port_{0};
+};
+
+HttpServer::Impl::~Impl() {
+    stop();
+    // Responders and task handles may outlive the server; from now on they do nothing.
+    std::lock_guard lock(gate_->mutex);
+    gate_->open = false;
+}
+
+Status HttpServer::Impl::listen() {
+    beast::error_code ec;
+    std::string where = options_.address + ":" + std::to_string(options_.port);
+    auto address = asio::ip::make_address(options_.address, ec);
+    tcp::endpoint endpoint;
+    if (!ec) {
+        endpoint = tcp::endpoint(address, options_.port);
+    } else {
+        tcp::resolver resolver(ioc_);
+        auto results = resolver.resolve(options_.address, std::to_string(options_.port),
+                                        tcp::resolver::passive, ec);
+        if (ec || results.empty()) {
+            return Status(Errc::unavailable,
+                          "cannot listen on " + where + ": " + (ec ? ec.message() : "no address"));
+        }
+        endpoint = results.begin()->endpoint();
+    }
+    auto fail = [&](std::string_view step) {
+        beast::error_code ignored;
+        acceptor_.close(ignored);
+        return Status(Errc::unavailable,
+                      "cannot listen on " + where + ": " + std::string(step) + ": " + ec.message());
+    };
+    if (acceptor_.open(endpoint.protocol(), ec)) return fail("open");
+    if (acceptor_.set_option(asio::socket_base::reuse_address(true), ec)) return fail("setsockopt");
+    if (acceptor_.bind(endpoint, ec)) return fail("bind");
+    if (acceptor_.listen(asio::socket_base::max_listen_connections, ec)) return fail("listen");
+    auto local = acceptor_.local_endpoint(ec);
+    if (ec) return fail("getsockname");
+    port_.store(local.port());
+    return Status::ok();
+}
+
+Status HttpServer::Impl::start() {
+    std::lock_guard lock(lifecycle_mutex_);
+    if (state_ == State::running) return Status::ok();
+    if (state_ == State::stopped) {
+        return Status(Errc::shutting_down, "the HTTP server was stopped and cannot restart");
+    }
+    NARAD_RETURN_IF_ERROR(listen());
+    work_.emplace(ioc_.get_executor());
+    uint32_t count = std::max<uint32_t>(1, options_.threads);
+    std::mutex started_mutex;
+    std::condition_variable started_cv;
+    size_t started = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        threads_.emplace_back([this, &started_mutex, &started_cv, &started] {
+            {
+                std::lock_guard started_lock(started_mutex);
+                thread_ids_.push_back(std::this_thread::get_id());
+                ++started;
+                started_cv.notify_all();
+            }
+            for (;;) {
+                try {
+                    ioc_.run();
+                    return;
+                } catch (const std::exception& e) {
+                    NARAD_LOG_ERROR("HTTP server loop: {}", e.what());
+                }
+            }
+        });
+    }
+    {
+        std::unique_lock started_lock(started_mutex);
+        started_cv.wait(started_lock, [&] { return started == count; });
+    }
+    asio::post(acceptor_.get_executor(), [this] { accept(); });
+    state_ = State::running;
+    NARAD_LOG_INFO("HTTP server listening on {}:{}", options_.address, port_.load());
+    return Status::ok();
+}
+
+void HttpServer::Impl::accept() {
+    // More than one thread: each connection gets its own strand so its handlers never overlap.
+    asio::any_io_executor executor = options_.threads > 1
+                                         ? asio::any_io_executor(asio::make_strand(ioc_))
+                                         : asio::any_io_executor(ioc_.get_executor());
+    acceptor_.async_accept(executor, [this](beast::error_code ec, tcp::socket socket) {
+        on_accept(ec, std::move(socket));
+    });
+}
+
+void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (ec) {
+        NARAD_LOG_WARN("HTTP accept failed: {}", ec.message());
+        accept_retry_timer_.expires_after(kAcceptRetryDelay);
+        accept_retry_timer_.async_wait([this](beast::error_code wait_ec) {
+            if (!wait_ec && acceptor_.is_open()) accept();
+        });
+        return;
+    }
+    beast::error_code ignored;
+    if (stopping_.load() || connections_open_.load() >= options_.connections_max) {
+        socket.close(ignored);
+    } else {
+        socket.set_option(tcp::no_delay(true), ignored);
+        auto session = std::make_shared<Session>(*this, std::move(socket));
+        {
+            std::lock_guard lock(sessions_mutex_);
+            sessions_.emplace(session.get(), session);
+            connections_open_.store(sessions_.size());
+        }
+        auto executor = session->executor();
+        asio::dispatch(executor, [session] { session->start(); });
+    }
+    accept();
+}
+
+std::vector<std::shared_ptr<Session>> HttpServer::Impl::sessions_snapshot() {
+    std::lock_guard lock(sessions_mutex_);
+    std::vector<std::shared_ptr<Session>> result;
+    result.reserve(sessions_.size());
+    for (const auto& [raw, session] : sessions_) result.push_back(session);
+    return result;
+}
+
+bool HttpServer::Impl::on_server_thread() const {
+    auto me = std::this_thread::get_id();
+    for (auto id : thread_ids_) {
+        if (id == me) return true;
+    }
+    return false;
+}
+
+void HttpServer::Impl::wait_until(Millis limit, const std::function<bool()>& done) {
+    std::unique_lock lock(stop_mutex_);
+    stop_cv_.wait_for(lock, limit, done);
+}
+
+void HttpServer::Impl::stop() {
+    std::lock_guard lock(lifecycle_mutex_);
+    if (state_ != State::running) return;
+    NARAD_ASSERT(!on_server_thread(), "HttpServer::stop() called from a server thread");
+    stopping_.store(true);
+    asio::post(acceptor_.get_executor(), [this] {
+        beast::error_code ignored;
+        acceptor_.close(ignored);
+        accept_retry_timer_.cancel();
+    });
+    for (auto& session : sessions_snapshot()) {
+        asio::post(session->executor(), [session] { session->begin_shutdown(); });
+    }
+    // Requests with the handler get the grace to be answered; their connections close after.
+    wait_until(options_.shutdown_grace, [this] { return in_flight_.load() == 0; });
+    for (auto& session : sessions_snapshot()) {
+        asio::post(session->executor(), [session] { session->close(); });
+    }
+    wait_until(kCloseWait, [this] { return connections_open_.load() == 0; });
+    {
+        std::lock_guard gate_lock(gate_->mutex);
+        gate_->open = false;
+    }
+    work_.reset();
+    ioc_.stop();
+    for (auto& thread : threads_) thread.join();
+    threads_.clear();
+    // Anything the loop did not get to close (a session stuck past kCloseWait) closes here, with
+    // the threads gone, so nothing races with it.
+    for (auto& session : sessions_snapshot()) session->close();
+    uint64_t abandoned = in_flight_.exchange(0);
+    metrics_.in_flight.add(-static_cast<double>(abandoned));
+    state_ = State::stopped;
+    NARAD_LOG_INFO("HTTP server on port {} stopped", port_.load());
+}
+
+std::shared_ptr<ScheduledTask> HttpServer::Impl::after(Millis delay, std::function<void()> fn) {
+    auto state = std::make_shared<TaskState>();
+    state->fn = std::move(fn);
+    auto timer = std::make_shared<PendingTimer>(ioc_);
+    timer->timer.expires_after(delay);
+    // The handler keeps the timer alive until it completes; only cancel() touches it besides.
+    timer->timer.async_wait([state, timer](const beast::error_code&) {
+        int expected = TaskState::kPending;
+        if (!state->phase.compare_exchange_strong(expected, TaskState::kRan)) return;
+        auto task_fn = std::move(state->fn);
+        state->fn = nullptr;
+        run_guarded(task_fn, "scheduled task");
+    });
+    return std::make_shared<TimerTask>(std::move(state), timer, gate_);
+}
+
+void HttpServer::Impl::post(std::function<void()> fn) {
+    asio::post(ioc_, [fn = std::move(fn)] { run_guarded(fn, "posted task"); });
+}
+
+HttpServer::HttpServer(ServerOptions options, HttpHandler& handler)
+    : impl_(std::make_unique<Impl>(std::move(options), handler)) {}
+
+HttpServer::~HttpServer() = default;
+
+Status HttpServer::start() { return impl_->start(); }
+void HttpServer::stop() { impl_->stop(); }
+uint16_t HttpServer::port() const { return impl_->port(); }
+ServerStats HttpServer::stats() const { return impl_->stats(); }
+
+std::shared_ptr<ScheduledTask> HttpServer::after(Millis delay, std::function<void()> fn) {
+    return impl_->after(delay, std::move(fn));
+}
+
+void HttpServer::post(std::function<void()> fn) { impl_->post(std::move(fn)); }
+
+}  // namespace narad::net

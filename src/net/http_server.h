@@ -1,0 +1,72 @@
+// HttpServer: the Beast/Asio HTTP/1.1 server behind the public API (and, later, the node-to-node
+// port). It owns an io_context run by `threads` threads, accepts keep-alive connections, reads each
+// request with the body capped at `body_limit_bytes` (a larger body is answered 413 with a JSON
+// error and the connection closed), hands it to the HttpHandler, and writes the response the
+// handler produces, possibly later and from another thread. Malformed requests get 400. Idle
+// connections close after `idle_timeout`; reading a request may take at most `read_timeout`.
+//
+// A Responder may be called from any thread, also after its connection closed or the server
+// was destroyed: it then does nothing. Pipelined requests are answered in order (the next one is
+// read once the previous response is written).
+//
+// It also serves as the process's Scheduler (timers on the same io_context). Tasks posted or
+// scheduled before start() wait for it; after stop() they never run. A ScheduledTask handle may
+// outlive the server.
+//
+// start() binds and begins serving; stop() stops accepting, lets requests in progress finish for up
+// to `shutdown_grace`, then closes everything. Thread-safe, except that stop() (and the destructor)
+// must not run on one of the server's own threads. A stopped server cannot be started again.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "base/status.h"
+#include "net/http.h"
+
+namespace narad::net {
+
+struct ServerOptions {
+    std::string address = "0.0.0.0";
+    uint16_t port = 7942;  // 0 = any free port (see HttpServer::port())
+    uint32_t threads = 2;
+    uint64_t body_limit_bytes = 1 << 20;
+    Millis read_timeout{10'000};
+    Millis write_timeout{30'000};
+    Millis idle_timeout{60'000};
+    Millis shutdown_grace{10'000};
+    // Beyond this many open connections a new one is accepted and closed at once.
+    uint32_t connections_max = 10'000;
+    // Request line plus headers; a larger head is answered 431 and the connection closed.
+    uint32_t header_limit_bytes = 16 * 1024;
+};
+
+struct ServerStats {
+    uint64_t connections_open = 0;
+    uint64_t requests_in_flight = 0;
+};
+
+class HttpServer : public Scheduler {
+  public:
+    HttpServer(ServerOptions options, HttpHandler& handler);
+    ~HttpServer() override;
+
+    // Binds and starts serving; fails (e.g. address in use) without starting anything.
+    Status start();
+    void stop();
+    // The bound port (useful when options.port was 0).
+    uint16_t port() const;
+    ServerStats stats() const;
+
+    std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn) override;
+    void post(std::function<void()> fn) override;
+
+  private:
+    class Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace narad::net

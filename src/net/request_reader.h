@@ -1,0 +1,48 @@
+// RequestReader: the server's incremental HTTP/1.1 request parser (Beast's, behind this plain
+// interface), writing straight into an HttpRequest with lower-cased header names. It enforces
+// the head and body limits as bytes arrive: a Content-Length over the body limit is refused as
+// soon as the head is complete, before any of the body is read. Private to net/. One instance
+// per connection, used by one thread at a time; start() before each request.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "net/http.h"
+
+namespace narad::net {
+
+class RequestReader {
+  public:
+    RequestReader();
+    ~RequestReader();
+    RequestReader(const RequestReader&) = delete;
+    RequestReader& operator=(const RequestReader&) = delete;
+
+    struct Limits {
+        uint64_t body_bytes = 0;
+        uint32_t header_bytes = 0;
+    };
+    // Starts a new request, written into `request` (which must outlive the reading).
+    void start(HttpRequest& request, Limits limits);
+
+    enum class Outcome { need_more, done, body_too_large, header_too_large, malformed };
+    // Parses as much of `bytes` as it can; `used` says how many were consumed (the rest must be
+    // offered again, with more after it). Anything but need_more and done is final.
+    Outcome put(std::string_view bytes, size_t& used);
+
+    bool header_done() const;
+    // Whether the client waits for "100 Continue" before sending the body (valid once the head
+    // is done).
+    bool expects_continue() const;
+    // Whether the connection may carry another request (valid once done).
+    bool keep_alive() const;
+    int version() const;  // 10 or 11
+
+  private:
+    class Parser;
+    std::unique_ptr<Parser> parser_;
+};
+
+}  // namespace narad::net

@@ -1,0 +1,150 @@
+// Helpers for the net/ tests only: a handler built from a lambda, and raw TCP sockets (plain POSIX,
+// so the tests neither include Asio nor trust the code under test to talk to it). Every read has
+// a deadline so a broken server fails the test instead of hanging it. Single-threaded use.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "net/http.h"
+
+namespace narad::net::testing {
+
+class FunctionHandler final : public HttpHandler {
+  public:
+    using Fn = std::function<void(HttpRequest, Responder)>;
+    explicit FunctionHandler(Fn fn) : fn_(std::move(fn)) {}
+    void handle(HttpRequest request, Responder respond) override {
+        fn_(std::move(request), std::move(respond));
+    }
+
+  private:
+    Fn fn_;
+};
+
+inline HttpResponse text_response(int status, std::string body) {
+    HttpResponse response;
+    response.status = status;
+    response.content_type = "text/plain";
+    response.body = std::move(body);
+    return response;
+}
+
+// A connected socket to 127.0.0.1:port, closed on destruction; fd() < 0 if the connect failed.
+class RawSocket {
+  public:
+    explicit RawSocket(uint16_t port) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(port);
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+            ::close(fd_);
+            fd_ = -1;
+        }
+    }
+    ~RawSocket() { close(); }
+    RawSocket(const RawSocket&) = delete;
+    RawSocket& operator=(const RawSocket&) = delete;
+
+    int fd() const { return fd_; }
+    bool connected() const { return fd_ >= 0; }
+
+    // Sends everything; false if the peer reset the connection.
+    bool send_all(std::string_view data) {
+        while (!data.empty()) {
+            ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;
+            data.remove_prefix(static_cast<size_t>(n));
+        }
+        return true;
+    }
+
+    void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
+
+    void close() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+    // Reads until the peer closes (true) or nothing arrives for `quiet` (false).
+    bool read_until_close(std::string& out,
+                          std::chrono::milliseconds quiet = std::chrono::seconds(10)) {
+        char chunk[16 * 1024];
+        for (;;) {
+            pollfd pfd{fd_, POLLIN, 0};
+            int ready = ::poll(&pfd, 1, static_cast<int>(quiet.count()));
+            if (ready <= 0) return false;
+            ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return true;  // closed (or reset)
+            out.append(chunk, static_cast<size_t>(n));
+        }
+    }
+
+    // Reads until `out` contains `count` complete responses framed by Content-Length (or without
+    // a body). Returns false on close or after 10 s without progress.
+    bool read_responses(std::string& out, size_t count) {
+        char chunk[16 * 1024];
+        while (complete_responses(out) < count) {
+            pollfd pfd{fd_, POLLIN, 0};
+            if (::poll(&pfd, 1, 10'000) <= 0) return false;
+            ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;
+            out.append(chunk, static_cast<size_t>(n));
+        }
+        return true;
+    }
+
+    // How many whole responses `data` holds (1xx interim responses count too).
+    static size_t complete_responses(std::string_view data) {
+        size_t count = 0;
+        for (;;) {
+            size_t end = data.find("\r\n\r\n");
+            if (end == std::string_view::npos) return count;
+            std::string_view head = data.substr(0, end);
+            size_t length = 0;
+            size_t at = head.find("Content-Length: ");
+            if (at != std::string_view::npos) {
+                length =
+                    std::stoul(std::string(head.substr(at + 16, head.find("\r\n", at) - at - 16)));
+            }
+            if (data.size() < end + 4 + length) return count;
+            data.remove_prefix(end + 4 + length);
+            ++count;
+        }
+    }
+
+  private:
+    int fd_ = -1;
+};
+
+// A port nothing listens on (bound, then released).
+inline uint16_t unused_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    socklen_t size = sizeof(address);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+    ::close(fd);
+    return ntohs(address.sin_port);
+}
+
+}  // namespace narad::net::testing
