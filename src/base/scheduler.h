@@ -11,14 +11,14 @@
 namespace narad {
 
 class ScheduledTask {
-public:
+  public:
     virtual ~ScheduledTask() = default;
     // Prevents the run if it has not started; safe to call more than once and after the run.
     virtual void cancel() = 0;
 };
 
 class Scheduler {
-public:
+  public:
     virtual ~Scheduler() = default;
     virtual std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn) = 0;
     // Runs fn soon on one of the scheduler's threads.

@@ -3,38 +3,15 @@
 #include <algorithm>
 #include <random>
 
-#include "base/metrics.h"
-
 namespace narad::queue {
 namespace {
-
-// The queue's counters, created once in the global registry. Unlabelled: the owner of the queues
-// adds per-topic gauges (in-flight, acked-ahead, lag) from stats().
-struct QueueMetrics {
-    metrics::Counter& ack_rejected;
-    metrics::Counter& ack_extended;
-    metrics::Counter& nack;
-};
-
-QueueMetrics& queue_metrics() {
-    static QueueMetrics instance{
-        metrics::Registry::global()
-            .counter("narad_ack_rejected_total",
-                     "Acks, extends and nacks refused: lease gone or acked-ahead window full")
-            .get(),
-        metrics::Registry::global()
-            .counter("narad_ack_extended_total", "Leases extended by a consumer")
-            .get(),
-        metrics::Registry::global().counter("narad_nack_total", "Leases ended by a nack").get(),
-    };
-    return instance;
-}
 
 // A random start, so lease ids (and the receipt handles built from them) never repeat across
 // restarts of the node, which keep no record of the ids they handed out.
 uint64_t random_lease_id_seed() {
     std::random_device device;
-    uint64_t seed = (static_cast<uint64_t>(device()) << 32) ^ device();
+    // 62 bits: handles stay within a signed 64-bit integer for clients that parse them.
+    uint64_t seed = ((static_cast<uint64_t>(device()) << 32) ^ device()) & ((1ull << 62) - 1);
     return seed == 0 ? 1 : seed;
 }
 
@@ -46,7 +23,6 @@ PartitionQueue::PartitionQueue(Clock& clock, ConsumerPosition start, QueueLimits
       frontier_(start.frontier),
       next_unread_(start.frontier),
       next_lease_id_(random_lease_id_seed()) {
-    (void)queue_metrics();  // register the families at start-up, so /metrics shows them at 0
     for (Offset offset : start.acked_ahead) {
         if (offset >= frontier_) acked_ahead_.insert(offset);
     }
@@ -106,7 +82,6 @@ Status PartitionQueue::ack(Offset offset, uint64_t lease_id) {
     if (!found.is_ok()) return found.status();
     if (offset != frontier_ && acked_ahead_.size() >= limits_.max_acked_ahead) {
         // The lease stays: the consumer may retry, or the frontier's ack frees room first.
-        queue_metrics().ack_rejected.inc();
         return Status(Errc::acked_ahead_full,
                       "acked-ahead window full (" + std::to_string(acked_ahead_.size()) +
                           " offsets above frontier " + std::to_string(frontier_.value()) + ")");
@@ -123,7 +98,6 @@ Result<MonoTime> PartitionQueue::extend(Offset offset, uint64_t lease_id) {
     by_deadline_.erase({lease->deadline, offset});
     lease->deadline = clock_.now() + limits_.visibility_timeout;
     by_deadline_.emplace(lease->deadline, offset);
-    queue_metrics().ack_extended.inc();
     return lease->deadline;
 }
 
@@ -134,7 +108,6 @@ Status PartitionQueue::nack(Offset offset, uint64_t lease_id) {
     uint32_t delivered = lease->delivery;
     end_lease_locked(*lease);
     redeliver_.emplace(offset, delivered);
-    queue_metrics().nack.inc();
     return Status::ok();
 }
 
@@ -202,7 +175,6 @@ Result<Lease*> PartitionQueue::find_lease_locked(Offset offset, uint64_t lease_i
     // live; any other handle (unknown, superseded, lapsed) is gone.
     auto it = in_flight_.find(offset);
     if (it == in_flight_.end() || it->second.lease_id != lease_id) {
-        queue_metrics().ack_rejected.inc();
         return Status(Errc::gone, "lease on offset " + std::to_string(offset.value()) +
                                       " lapsed or was never held");
     }

@@ -4,8 +4,6 @@
 
 #include <set>
 
-#include "base/metrics.h"
-
 namespace narad::queue {
 namespace {
 
@@ -18,10 +16,6 @@ std::vector<uint64_t> offsets_of(const std::vector<Lease>& leases) {
     std::vector<uint64_t> offsets;
     for (const auto& lease : leases) offsets.push_back(lease.offset.value());
     return offsets;
-}
-
-double counter_value(const char* name) {
-    return metrics::Registry::global().counter(name, "").get().value();
 }
 
 class PartitionQueueTest : public ::testing::Test {
@@ -92,7 +86,6 @@ TEST_F(PartitionQueueTest, ExpireLeasesEndsOnlyLapsedLeases) {
 // Rule: extend restarts the visibility window, so the lease outlives its original deadline.
 TEST_F(PartitionQueueTest, ExtendRestartsTheVisibilityWindow) {
     PartitionQueue queue = make();
-    double extended_before = counter_value("narad_ack_extended_total");
     auto leases = queue.reserve(Offset(1), 1);
     ASSERT_EQ(leases.size(), 1u);
     clock_.advance(seconds(20));
@@ -100,7 +93,6 @@ TEST_F(PartitionQueueTest, ExtendRestartsTheVisibilityWindow) {
     ASSERT_TRUE(deadline.is_ok());
     EXPECT_EQ(*deadline, clock_.now() + kVisibility);
     EXPECT_EQ(queue.next_deadline(), *deadline);
-    EXPECT_EQ(counter_value("narad_ack_extended_total"), extended_before + 1);
 
     clock_.advance(seconds(20));  // 40 s after the reserve: past the original deadline
     EXPECT_TRUE(queue.reserve(Offset(1), 1).empty());
@@ -112,11 +104,9 @@ TEST_F(PartitionQueueTest, ExtendRestartsTheVisibilityWindow) {
 // count.
 TEST_F(PartitionQueueTest, NackedOffsetIsRedeliveredImmediatelyAndFirst) {
     PartitionQueue queue = make();
-    double nacks_before = counter_value("narad_nack_total");
     auto leases = queue.reserve(Offset(10), 3);
     ASSERT_EQ(offsets_of(leases), (std::vector<uint64_t>{0, 1, 2}));
     ASSERT_TRUE(queue.nack(Offset(1), leases[1].lease_id).is_ok());
-    EXPECT_EQ(counter_value("narad_nack_total"), nacks_before + 1);
 
     auto next = queue.reserve(Offset(10), 2);
     ASSERT_EQ(offsets_of(next), (std::vector<uint64_t>{1, 3}));
@@ -129,7 +119,6 @@ TEST_F(PartitionQueueTest, NackedOffsetIsRedeliveredImmediatelyAndFirst) {
 // Rule: a handle that does not name the offset's current lease answers gone and changes nothing.
 TEST_F(PartitionQueueTest, UnknownOrMismatchedLeaseIdIsGone) {
     PartitionQueue queue = make();
-    double rejected_before = counter_value("narad_ack_rejected_total");
     auto leases = queue.reserve(Offset(10), 2);
     ASSERT_EQ(leases.size(), 2u);
     EXPECT_EQ(queue.ack(Offset(5), leases[0].lease_id).code(), Errc::gone);  // never leased
@@ -137,7 +126,6 @@ TEST_F(PartitionQueueTest, UnknownOrMismatchedLeaseIdIsGone) {
     EXPECT_EQ(queue.ack(Offset(0), leases[0].lease_id + 1000).code(), Errc::gone);
     EXPECT_EQ(queue.extend(Offset(0), 0).code(), Errc::gone);
     EXPECT_EQ(queue.nack(Offset(1), leases[0].lease_id).code(), Errc::gone);
-    EXPECT_EQ(counter_value("narad_ack_rejected_total"), rejected_before + 5);
     EXPECT_EQ(queue.stats().in_flight, 2u);
 
     ASSERT_TRUE(queue.ack(Offset(0), leases[0].lease_id).is_ok());
@@ -196,14 +184,12 @@ TEST_F(PartitionQueueTest, InFlightCapBlocksReserveUntilAnAck) {
 // offers only the frontier offset, and acking the frontier frees the window.
 TEST_F(PartitionQueueTest, AckedAheadCapAllowsOnlyTheFrontier) {
     PartitionQueue queue = make(limits(100, 2));
-    double rejected_before = counter_value("narad_ack_rejected_total");
     auto leases = queue.reserve(Offset(10), 5);
     ASSERT_EQ(leases.size(), 5u);
     ASSERT_TRUE(queue.ack(Offset(1), leases[1].lease_id).is_ok());
     ASSERT_TRUE(queue.ack(Offset(2), leases[2].lease_id).is_ok());
 
     EXPECT_EQ(queue.ack(Offset(3), leases[3].lease_id).code(), Errc::acked_ahead_full);
-    EXPECT_EQ(counter_value("narad_ack_rejected_total"), rejected_before + 1);
     EXPECT_TRUE(queue.extend(Offset(3), leases[3].lease_id).is_ok());  // the lease was kept
     EXPECT_EQ(queue.stats().in_flight, 3u);
 

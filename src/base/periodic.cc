@@ -1,0 +1,51 @@
+#include "base/periodic.h"
+
+#include <pthread.h>
+
+namespace narad {
+
+PeriodicTask::PeriodicTask(std::string name, Millis interval, std::function<void()> pass)
+    : name_(std::move(name)), interval_(interval), pass_(std::move(pass)) {}
+
+PeriodicTask::~PeriodicTask() { stop(); }
+
+void PeriodicTask::start() {
+    std::lock_guard lock(mutex_);
+    if (thread_.joinable()) return;
+    stopping_ = false;
+    thread_ = std::thread([this] {
+        pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
+        loop();
+    });
+}
+
+void PeriodicTask::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void PeriodicTask::run_now() {
+    {
+        std::lock_guard lock(mutex_);
+        run_early_ = true;
+    }
+    wake_.notify_all();
+}
+
+void PeriodicTask::loop() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+        wake_.wait_for(lock, interval_, [&] { return stopping_ || run_early_; });
+        if (stopping_) break;
+        run_early_ = false;
+        lock.unlock();
+        pass_();
+        lock.lock();
+    }
+}
+
+}  // namespace narad

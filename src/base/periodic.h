@@ -1,0 +1,40 @@
+// PeriodicTask: a named background loop that runs a function every `interval` on its own thread
+// until stopped. stop() wakes it at once (no waiting out the interval) and joins it; run_now() runs
+// an extra pass immediately. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+
+namespace narad {
+
+class PeriodicTask {
+  public:
+    PeriodicTask(std::string name, Millis interval, std::function<void()> pass);
+    ~PeriodicTask();  // stops
+    PeriodicTask(const PeriodicTask&) = delete;
+    PeriodicTask& operator=(const PeriodicTask&) = delete;
+
+    void start();
+    void stop();
+    void run_now();
+
+  private:
+    void loop();
+
+    std::string name_;
+    Millis interval_;
+    std::function<void()> pass_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;   // GUARDED_BY(mutex_)
+    bool run_early_ = false;  // GUARDED_BY(mutex_)
+    std::thread thread_;
+};
+
+}  // namespace narad

@@ -1,0 +1,633 @@
+#include "queue/consume_service.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "base/log.h"
+#include "base/metrics.h"
+#include "queue/consumer_offset_file.h"
+
+namespace narad::queue {
+namespace {
+
+QueueLimits limits_of(const meta::Topic& topic) {
+    QueueLimits limits;
+    limits.visibility_timeout = Millis(topic.visibility_timeout_ms);
+    limits.max_in_flight = static_cast<uint32_t>(topic.max_in_flight_per_partition);
+    limits.max_acked_ahead = static_cast<uint32_t>(topic.max_acked_ahead_per_partition);
+    return limits;
+}
+
+struct Metrics {
+    metrics::Family<metrics::Counter>& consumed = metrics::Registry::global().counter(
+        "narad_messages_consumed_total", "Messages handed to consumers.", {"topic", "partition"});
+    metrics::Family<metrics::Counter>& consumed_bytes = metrics::Registry::global().counter(
+        "narad_bytes_consumed_total", "Payload bytes handed to consumers.", {"topic", "partition"});
+    metrics::Family<metrics::Counter>& corrupt = metrics::Registry::global().counter(
+        "narad_consumer_corrupt_skipped_total", "Records skipped because their frame is corrupt.",
+        {"topic", "partition"});
+    metrics::Family<metrics::Counter>& empty = metrics::Registry::global().counter(
+        "narad_consume_empty_total", "Consumes answered with no message.", {"topic"});
+    metrics::Family<metrics::Histogram>& wait = metrics::Registry::global().histogram(
+        "narad_consume_wait_seconds", "Time a consume spent waiting, by outcome.",
+        {0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60}, {"topic", "outcome"});
+    metrics::Family<metrics::Counter>& extended = metrics::Registry::global().counter(
+        "narad_ack_extended_total", "Leases extended.", {"topic"});
+    metrics::Family<metrics::Counter>& nacked = metrics::Registry::global().counter(
+        "narad_nack_total", "Leases released by nack.", {"topic"});
+    metrics::Family<metrics::Counter>& ack_rejected = metrics::Registry::global().counter(
+        "narad_ack_rejected_total", "Acks refused because the acked-ahead window is full.",
+        {"reason"});
+    metrics::Family<metrics::Gauge>& lag = metrics::Registry::global().gauge(
+        "narad_consumer_lag_messages", "Committed messages not yet acked.", {"topic", "partition"});
+    metrics::Family<metrics::Gauge>& dropped = metrics::Registry::global().gauge(
+        "narad_consumer_dropped_messages", "Messages retention deleted before they were acked.",
+        {"topic", "partition"});
+    metrics::Family<metrics::Gauge>& oldest_age = metrics::Registry::global().gauge(
+        "narad_oldest_unconsumed_message_age_seconds",
+        "Age of the segment holding the oldest unacked message.", {"topic", "partition"});
+    metrics::Family<metrics::Gauge>& in_flight = metrics::Registry::global().gauge(
+        "narad_inflight_size", "Leases out.", {"topic", "partition"});
+    metrics::Family<metrics::Gauge>& acked_ahead = metrics::Registry::global().gauge(
+        "narad_acked_ahead_size", "Acked offsets above the frontier.", {"topic", "partition"});
+};
+
+Metrics& metrics_instance() {
+    static Metrics* m = new Metrics();
+    return *m;
+}
+
+}  // namespace
+
+class ConsumeService::Impl {
+  public:
+    Impl(io::FileSystem& fs, Clock& clock, meta::MetaStore& store, storage::LogManager& logs,
+         storage::TopicGuards& guards, OffsetCommitter& committer, Scheduler& scheduler,
+         ConsumeOptions options)
+        : fs_(fs),
+          clock_(clock),
+          store_(store),
+          logs_(logs),
+          guards_(guards),
+          committer_(committer),
+          scheduler_(scheduler),
+          options_(options),
+          metrics_(metrics_instance()) {}
+
+    ~Impl() { stop(); }
+
+    void start() {
+        std::lock_guard lock(reaper_mutex_);
+        if (reaper_.joinable()) return;
+        stopping_ = false;
+        reaper_ = std::thread([this] { reap_loop(); });
+        collector_id_ = metrics::Registry::global().add_collector([this] { collect(); });
+    }
+
+    void stop() {
+        {
+            std::lock_guard lock(reaper_mutex_);
+            if (stopping_ && !reaper_.joinable()) return;
+            stopping_ = true;
+        }
+        reaper_wake_.notify_all();
+        if (reaper_.joinable()) reaper_.join();
+        if (collector_id_ != 0) {
+            metrics::Registry::global().remove_collector(collector_id_);
+            collector_id_ = 0;
+        }
+        std::vector<std::shared_ptr<Waiter>> parked;
+        {
+            std::lock_guard lock(waiters_mutex_);
+            shut_down_ = true;
+            for (auto& [topic, list] : waiters_) {
+                parked.insert(parked.end(), list.begin(), list.end());
+            }
+            waiters_.clear();
+        }
+        for (auto& waiter : parked) finish(waiter, std::vector<Delivery>{}, "cancelled");
+    }
+
+    void consume(ConsumeRequest request, Done done) {
+        if (request.max == 0) request.max = 1;
+        auto waiter = std::make_shared<Waiter>();
+        waiter->request = std::move(request);
+        waiter->done = std::move(done);
+        waiter->started = clock_.now();
+        waiter->deadline = waiter->started + waiter->request.wait;
+        attempt(waiter);
+    }
+
+    Result<std::optional<Delivery>> replay(std::string_view topic, PartitionId partition,
+                                           Offset offset) {
+        meta::MetaSnapshot snapshot = store_.snapshot();
+        const meta::Topic* record = snapshot->find_topic(topic);
+        if (record == nullptr) return Status(Errc::not_found, "topic not found");
+        if (partition.value() >= record->partitions) {
+            return Status(Errc::invalid_argument, "invalid argument: partition out of range");
+        }
+        auto log = logs_.get(topic, partition, storage::CreateIfMissing::no);
+        if (!log.is_ok()) {
+            if (log.code() == Errc::not_found) return std::optional<Delivery>();
+            return log.status();
+        }
+        std::shared_ptr<storage::PartitionLog> partition_log = *log;
+        if (offset >= partition_log->high_watermark()) return std::optional<Delivery>();
+        auto read = partition_log->read(offset, 1, options_.max_batch_bytes);
+        std::string prefix = "receipt handle no longer matches an active reservation: offset " +
+                             std::to_string(offset.value());
+        if (!read.is_ok()) {
+            if (read.code() == Errc::gone) {
+                return Status(Errc::gone,
+                              prefix + " aged out of retention (oldest retained: " +
+                                  std::to_string(partition_log->oldest_offset().value()) + ")");
+            }
+            return read.status();
+        }
+        if (read->records.empty() || read->records.front().offset != offset) {
+            return Status(Errc::gone, prefix + " is not readable");
+        }
+        storage::StoredRecord& record_read = read->records.front();
+        count_consumed(std::string(topic), partition, record_read.value.size());
+        return std::optional<Delivery>(
+            Delivery{partition, record_read.offset, std::move(record_read.key),
+                     std::move(record_read.value), record_read.timestamp_ms, 0});
+    }
+
+    Status settle(std::string_view topic, PartitionId partition, Offset offset, uint64_t lease_id,
+                  Settle kind) {
+        const meta::Topic* record = store_.snapshot()->find_topic(topic);
+        if (record == nullptr) return Status(Errc::not_found, "topic not found");
+        std::shared_ptr<PartitionQueue> queue =
+            existing_queue(topic, partition, record->incarnation);
+        Status stale(Errc::gone, "receipt handle no longer matches an active reservation");
+        if (!queue) return stale;
+        Status status;
+        switch (kind) {
+            case Settle::ack:
+                status = queue->ack(offset, lease_id);
+                if (status.code() == Errc::acked_ahead_full) {
+                    metrics_.ack_rejected.with({"cap"}).inc();
+                    return Status(Errc::acked_ahead_full,
+                                  "acked-ahead set is full; head of queue may be stuck");
+                }
+                break;
+            case Settle::extend: {
+                auto extended = queue->extend(offset, lease_id);
+                status = extended.is_ok() ? Status::ok() : extended.status();
+                if (status.is_ok()) metrics_.extended.with({std::string(topic)}).inc();
+                break;
+            }
+            case Settle::nack:
+                status = queue->nack(offset, lease_id);
+                if (status.is_ok()) metrics_.nacked.with({std::string(topic)}).inc();
+                break;
+        }
+        if (status.code() == Errc::gone) return stale;
+        if (status.is_ok() && kind != Settle::extend) wake(std::string(topic));
+        return status;
+    }
+
+    void on_append(const std::string& topic) { wake(topic); }
+
+    void drop_topic(std::string_view topic) {
+        std::vector<std::string> paths;
+        {
+            std::lock_guard lock(queues_mutex_);
+            for (auto it = queues_.begin(); it != queues_.end();) {
+                if (it->first.first == topic) {
+                    paths.push_back(it->second.offset_path);
+                    it = queues_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
+        for (const auto& path : paths) committer_.remove(path, /*write_last=*/false);
+        auto& m = metrics_;
+        for (auto* family : {&m.lag, &m.dropped, &m.oldest_age, &m.in_flight, &m.acked_ahead}) {
+            family->remove_prefix({std::string(topic)});
+        }
+    }
+
+    void apply_limits(const meta::MetaSnapshot& snapshot) {
+        std::lock_guard lock(queues_mutex_);
+        for (auto& [key, entry] : queues_) {
+            const meta::Topic* topic = snapshot->find_topic(key.first);
+            if (topic != nullptr && topic->incarnation == entry.incarnation) {
+                entry.queue->set_limits(limits_of(*topic));
+            }
+        }
+    }
+
+    std::optional<QueueStats> stats(std::string_view topic, PartitionId partition) const {
+        std::lock_guard lock(queues_mutex_);
+        auto it = queues_.find({std::string(topic), partition.value()});
+        if (it == queues_.end()) return std::nullopt;
+        return it->second.queue->stats();
+    }
+
+  private:
+    struct Entry {
+        std::shared_ptr<PartitionQueue> queue;
+        IncarnationId incarnation;
+        std::string offset_path;
+        std::shared_ptr<std::atomic<uint64_t>> dropped;  // deleted by retention before acked
+    };
+
+    struct Waiter {
+        ConsumeRequest request;
+        Done done;
+        MonoTime started;
+        MonoTime deadline;
+        std::shared_ptr<ScheduledTask> timer;  // set once, under waiters_mutex_
+        std::atomic<bool> finished{false};
+    };
+
+    std::shared_ptr<PartitionQueue> existing_queue(std::string_view topic, PartitionId partition,
+                                                   const IncarnationId& incarnation) {
+        std::lock_guard lock(queues_mutex_);
+        auto it = queues_.find({std::string(topic), partition.value()});
+        if (it == queues_.end() || it->second.incarnation != incarnation) return nullptr;
+        return it->second.queue;
+    }
+
+    // The queue of a partition, loading its persisted position on first use. Runs under the topic's
+    // guard so it never registers state for a topic whose data is being purged.
+    Result<std::shared_ptr<PartitionQueue>> queue_for(const meta::Topic& topic,
+                                                      PartitionId partition) {
+        if (auto queue = existing_queue(topic.name, partition, topic.incarnation)) return queue;
+        auto guard = guards_.guard(topic.name);
+        std::shared_lock topic_lock(*guard);
+        const meta::Topic* current = store_.snapshot()->find_topic(topic.name);
+        if (current == nullptr || current->incarnation != topic.incarnation) {
+            return Status(Errc::not_found, "topic not found");
+        }
+        std::string path =
+            io::join_path(logs_.partition_directory(topic.name, partition), kConsumerOffsetFile);
+        ConsumerPosition start;
+        auto loaded = read_consumer_position(fs_, path);
+        if (loaded.is_ok()) {
+            start = std::move(*loaded);
+        } else if (loaded.code() != Errc::not_found) {
+            // A damaged position must not skip messages: start over from the beginning of the log
+            // (at-least-once: everything is delivered again).
+            NARAD_LOG_ERROR("consumer position {} unreadable ({}); redelivering from the start",
+                            path, loaded.status().to_string());
+        }
+        std::lock_guard lock(queues_mutex_);
+        auto key = std::make_pair(topic.name, partition.value());
+        auto it = queues_.find(key);
+        if (it != queues_.end() && it->second.incarnation == topic.incarnation) {
+            return it->second.queue;
+        }
+        Entry entry{std::make_shared<PartitionQueue>(clock_, std::move(start), limits_of(topic)),
+                    topic.incarnation, path, std::make_shared<std::atomic<uint64_t>>(0)};
+        committer_.add(path, entry.queue);
+        queues_[key] = entry;
+        return entry.queue;
+    }
+
+    // One pass over the request's partitions, reserving what can be delivered now.
+    Result<std::vector<Delivery>> try_once(const ConsumeRequest& request) {
+        meta::MetaSnapshot snapshot = store_.snapshot();
+        const meta::Topic* topic = snapshot->find_topic(request.topic);
+        if (topic == nullptr) return Status(Errc::not_found, "topic not found");
+        std::vector<PartitionId> order;
+        if (request.partition) {
+            if (request.partition->value() >= topic->partitions) {
+                return Status(Errc::invalid_argument, "invalid argument: partition out of range");
+            }
+            order.push_back(*request.partition);
+        } else {
+            uint32_t start = next_start(request.topic, topic->partitions);
+            for (uint32_t i = 0; i < topic->partitions; ++i) {
+                order.push_back(PartitionId((start + i) % topic->partitions));
+            }
+        }
+        std::vector<Delivery> out;
+        uint64_t bytes = 0;
+        for (PartitionId partition : order) {
+            if (out.size() >= request.max || bytes >= options_.max_batch_bytes) break;
+            auto log = logs_.get(topic->name, partition, storage::CreateIfMissing::no);
+            if (!log.is_ok()) {
+                if (log.code() == Errc::not_found) continue;  // never written to
+                return log.status();
+            }
+            if ((*log)->high_watermark().value() == 0) continue;
+            NARAD_ASSIGN_OR_RETURN(auto queue, queue_for(*topic, partition));
+            NARAD_RETURN_IF_ERROR(
+                take_from(*topic, partition, **log, *queue, request.max - out.size(), bytes, out));
+        }
+        return out;
+    }
+
+    // Reserves and reads up to `want` messages of one partition into `out`.
+    Status take_from(const meta::Topic& topic, PartitionId partition, storage::PartitionLog& log,
+                     PartitionQueue& queue, size_t want, uint64_t& bytes,
+                     std::vector<Delivery>& out) {
+        for (int round = 0; round < 2 && want > 0; ++round) {
+            std::vector<Lease> leases = queue.reserve(log.high_watermark(), want);
+            if (leases.empty()) return Status::ok();
+            std::sort(leases.begin(), leases.end(),
+                      [](const Lease& a, const Lease& b) { return a.offset < b.offset; });
+            bool retention_skipped = false;
+            size_t i = 0;
+            while (i < leases.size()) {
+                size_t run = 1;
+                while (i + run < leases.size() &&
+                       leases[i + run].offset == leases[i].offset + run) {
+                    ++run;
+                }
+                if (bytes >= options_.max_batch_bytes) {
+                    // Over the response budget: hand the leases back untouched.
+                    for (size_t k = i; k < leases.size(); ++k) {
+                        (void)queue.nack(leases[k].offset, leases[k].lease_id);
+                    }
+                    return Status::ok();
+                }
+                auto read = log.read(leases[i].offset, run, options_.max_batch_bytes - bytes);
+                if (!read.is_ok()) {
+                    if (read.code() != Errc::gone) {
+                        for (size_t k = i; k < leases.size(); ++k) {
+                            (void)queue.nack(leases[k].offset, leases[k].lease_id);
+                        }
+                        return read.status();
+                    }
+                    // Retention deleted these before they were consumed.
+                    Offset frontier = queue.stats().frontier;
+                    Offset oldest = log.oldest_offset();
+                    if (oldest > frontier) {
+                        NARAD_LOG_WARN("{}/{}: {} messages aged out before they were acked",
+                                       topic.name, partition.value(),
+                                       oldest.distance_from(frontier));
+                        dropped_counter(topic, partition)
+                            ->fetch_add(oldest.distance_from(frontier));
+                    }
+                    queue.skip_below(oldest);
+                    retention_skipped = true;
+                    i += run;
+                    continue;
+                }
+                std::map<uint64_t, storage::StoredRecord*> by_offset;
+                for (auto& record : read->records) by_offset[record.offset.value()] = &record;
+                for (Offset corrupt : read->corrupt) {
+                    queue.skip(corrupt);
+                    metrics_.corrupt.with({topic.name, std::to_string(partition.value())}).inc();
+                }
+                for (size_t k = i; k < i + run; ++k) {
+                    const Lease& lease = leases[k];
+                    auto found = by_offset.find(lease.offset.value());
+                    if (found == by_offset.end()) {
+                        bool corrupt = std::find(read->corrupt.begin(), read->corrupt.end(),
+                                                 lease.offset) != read->corrupt.end();
+                        // Not read because of the byte budget: give the lease back.
+                        if (!corrupt) (void)queue.nack(lease.offset, lease.lease_id);
+                        continue;
+                    }
+                    storage::StoredRecord& record = *found->second;
+                    bytes += record.value.size() + record.key.size();
+                    count_consumed(topic.name, partition, record.value.size());
+                    out.push_back(Delivery{partition, record.offset, std::move(record.key),
+                                           std::move(record.value), record.timestamp_ms,
+                                           lease.lease_id});
+                    --want;
+                }
+                i += run;
+            }
+            if (!retention_skipped) return Status::ok();
+        }
+        return Status::ok();
+    }
+
+    std::shared_ptr<std::atomic<uint64_t>> dropped_counter(const meta::Topic& topic,
+                                                           PartitionId partition) {
+        std::lock_guard lock(queues_mutex_);
+        auto it = queues_.find({topic.name, partition.value()});
+        if (it == queues_.end()) return std::make_shared<std::atomic<uint64_t>>(0);
+        return it->second.dropped;
+    }
+
+    void count_consumed(const std::string& topic, PartitionId partition, size_t value_bytes) {
+        std::string p = std::to_string(partition.value());
+        metrics_.consumed.with({topic, p}).inc();
+        metrics_.consumed_bytes.with({topic, p}).inc(static_cast<double>(value_bytes));
+    }
+
+    uint32_t next_start(const std::string& topic, uint32_t partitions) {
+        std::lock_guard lock(cursor_mutex_);
+        return cursors_[topic]++ % partitions;
+    }
+
+    // Tries the waiter's consume; delivers, or parks it until woken or its deadline.
+    void attempt(const std::shared_ptr<Waiter>& waiter) {
+        for (;;) {
+            if (waiter->finished.load()) return;
+            uint64_t generation;
+            {
+                std::lock_guard lock(waiters_mutex_);
+                generation = generations_[waiter->request.topic];
+            }
+            Result<std::vector<Delivery>> result = try_once(waiter->request);
+            bool expired = clock_.now() >= waiter->deadline;
+            if (!result.is_ok() || !result->empty() || expired) {
+                const char* outcome =
+                    !result.is_ok() || !result->empty()
+                        ? (waiter->request.wait.count() == 0 ? "no_wait" : "hit")
+                        : (waiter->request.wait.count() == 0 ? "no_wait" : "timeout");
+                finish(waiter, std::move(result), outcome);
+                return;
+            }
+            std::lock_guard lock(waiters_mutex_);
+            if (shut_down_) {
+                // fall through to answer "nothing" below, outside the lock
+            } else if (generations_[waiter->request.topic] != generation) {
+                continue;  // something changed while we looked: look again
+            } else {
+                waiters_[waiter->request.topic].push_back(waiter);
+                if (!waiter->timer) {
+                    auto delay =
+                        std::chrono::duration_cast<Millis>(waiter->deadline - clock_.now());
+                    std::weak_ptr<Waiter> weak = waiter;
+                    waiter->timer = scheduler_.after(std::max(delay, Millis(0)), [this, weak] {
+                        if (auto w = weak.lock()) expire(w);
+                    });
+                }
+                return;
+            }
+            break;
+        }
+        finish(waiter, std::vector<Delivery>{}, "cancelled");
+    }
+
+    void expire(const std::shared_ptr<Waiter>& waiter) {
+        {
+            std::lock_guard lock(waiters_mutex_);
+            auto& list = waiters_[waiter->request.topic];
+            std::erase(list, waiter);
+        }
+        // One last look, so a message that arrived at the deadline is not missed.
+        Result<std::vector<Delivery>> result = try_once(waiter->request);
+        finish(waiter, std::move(result), "timeout");
+    }
+
+    void finish(const std::shared_ptr<Waiter>& waiter, Result<std::vector<Delivery>> result,
+                const char* outcome) {
+        if (waiter->finished.exchange(true)) {
+            // Someone answered first; give back anything this attempt reserved.
+            if (result.is_ok()) release(waiter->request.topic, *result);
+            return;
+        }
+        if (waiter->timer) waiter->timer->cancel();
+        if (result.is_ok()) {
+            if (!result->empty() && std::string_view(outcome) == "timeout") outcome = "hit";
+            if (result->empty()) metrics_.empty.with({waiter->request.topic}).inc();
+            double waited = std::chrono::duration<double>(clock_.now() - waiter->started).count();
+            metrics_.wait.with({waiter->request.topic, outcome}).observe(waited);
+        }
+        waiter->done(std::move(result));
+    }
+
+    void release(const std::string& topic, const std::vector<Delivery>& deliveries) {
+        const meta::Topic* record = store_.snapshot()->find_topic(topic);
+        if (record == nullptr) return;
+        for (const Delivery& d : deliveries) {
+            if (auto queue = existing_queue(topic, d.partition, record->incarnation)) {
+                (void)queue->nack(d.offset, d.lease_id);
+            }
+        }
+        if (!deliveries.empty()) wake(topic);
+    }
+
+    void wake(const std::string& topic) {
+        std::vector<std::shared_ptr<Waiter>> woken;
+        {
+            std::lock_guard lock(waiters_mutex_);
+            ++generations_[topic];
+            auto it = waiters_.find(topic);
+            if (it == waiters_.end() || it->second.empty()) return;
+            woken.swap(it->second);
+        }
+        for (auto& waiter : woken) {
+            scheduler_.post([this, waiter] { attempt(waiter); });
+        }
+    }
+
+    // Ends lapsed leases and wakes the topics that have waiters for them.
+    void reap_loop() {
+        std::unique_lock lock(reaper_mutex_);
+        while (!stopping_) {
+            reaper_wake_.wait_for(lock, options_.reaper_interval, [&] { return stopping_; });
+            if (stopping_) break;
+            lock.unlock();
+            std::vector<std::pair<std::string, std::shared_ptr<PartitionQueue>>> queues;
+            {
+                std::lock_guard queues_lock(queues_mutex_);
+                for (auto& [key, entry] : queues_) queues.emplace_back(key.first, entry.queue);
+            }
+            std::vector<std::string> topics;
+            for (auto& [topic, queue] : queues) {
+                if (queue->expire_leases() > 0) topics.push_back(topic);
+            }
+            std::sort(topics.begin(), topics.end());
+            topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
+            for (const auto& topic : topics) wake(topic);
+            lock.lock();
+        }
+    }
+
+    // Fills the per-partition gauges at scrape time, for partitions with open logs.
+    void collect() {
+        std::vector<std::tuple<std::string, uint32_t, Entry>> queues;
+        {
+            std::lock_guard lock(queues_mutex_);
+            for (auto& [key, entry] : queues_) queues.emplace_back(key.first, key.second, entry);
+        }
+        WallTime now = clock_.wall_now();
+        for (auto& [topic, partition, entry] : queues) {
+            auto log = logs_.get_if_open(topic, PartitionId(partition));
+            if (!log) continue;
+            QueueStats s = entry.queue->stats();
+            metrics::Labels labels{topic, std::to_string(partition)};
+            Offset hwm = log->high_watermark();
+            metrics_.lag.with(labels).set(
+                hwm > s.frontier ? static_cast<double>(hwm.distance_from(s.frontier)) : 0);
+            metrics_.dropped.with(labels).set(static_cast<double>(entry.dropped->load()));
+            metrics_.in_flight.with(labels).set(s.in_flight);
+            metrics_.acked_ahead.with(labels).set(s.acked_ahead);
+            double age = 0;
+            if (s.frontier < hwm) {
+                for (const auto& segment : log->segments()) {
+                    if (segment.base <= s.frontier) {
+                        age = std::chrono::duration<double>(now - segment.modified).count();
+                    }
+                }
+            }
+            metrics_.oldest_age.with(labels).set(std::max(0.0, age));
+        }
+    }
+
+    io::FileSystem& fs_;
+    Clock& clock_;
+    meta::MetaStore& store_;
+    storage::LogManager& logs_;
+    storage::TopicGuards& guards_;
+    OffsetCommitter& committer_;
+    Scheduler& scheduler_;
+    ConsumeOptions options_;
+    Metrics& metrics_;
+
+    mutable std::mutex queues_mutex_;
+    std::map<std::pair<std::string, uint32_t>, Entry> queues_;  // GUARDED_BY(queues_mutex_)
+
+    std::mutex cursor_mutex_;
+    std::map<std::string, uint32_t> cursors_;  // GUARDED_BY(cursor_mutex_)
+
+    std::mutex waiters_mutex_;
+    std::map<std::string, std::vector<std::shared_ptr<Waiter>>>
+        waiters_;                                  // GUARDED_BY(waiters_mutex_)
+    std::map<std::string, uint64_t> generations_;  // GUARDED_BY(waiters_mutex_)
+    bool shut_down_ = false;                       // GUARDED_BY(waiters_mutex_)
+
+    std::mutex reaper_mutex_;
+    std::condition_variable reaper_wake_;
+    bool stopping_ = false;  // GUARDED_BY(reaper_mutex_)
+    std::thread reaper_;
+    uint64_t collector_id_ = 0;
+};
+
+ConsumeService::ConsumeService(io::FileSystem& fs, Clock& clock, meta::MetaStore& store,
+                               storage::LogManager& logs, storage::TopicGuards& guards,
+                               OffsetCommitter& committer, Scheduler& scheduler,
+                               ConsumeOptions options)
+    : impl_(std::make_unique<Impl>(fs, clock, store, logs, guards, committer, scheduler, options)) {
+}
+ConsumeService::~ConsumeService() = default;
+void ConsumeService::start() { impl_->start(); }
+void ConsumeService::stop() { impl_->stop(); }
+void ConsumeService::consume(ConsumeRequest request, Done done) {
+    impl_->consume(std::move(request), std::move(done));
+}
+Result<std::optional<Delivery>> ConsumeService::replay(std::string_view topic,
+                                                       PartitionId partition, Offset offset) {
+    return impl_->replay(topic, partition, offset);
+}
+Status ConsumeService::settle(std::string_view topic, PartitionId partition, Offset offset,
+                              uint64_t lease_id, Settle kind) {
+    return impl_->settle(topic, partition, offset, lease_id, kind);
+}
+void ConsumeService::on_append(const std::string& topic, PartitionId) { impl_->on_append(topic); }
+void ConsumeService::drop_topic(std::string_view topic) { impl_->drop_topic(topic); }
+void ConsumeService::apply_limits(const meta::MetaSnapshot& snapshot) {
+    impl_->apply_limits(snapshot);
+}
+std::optional<QueueStats> ConsumeService::stats(std::string_view topic,
+                                                PartitionId partition) const {
+    return impl_->stats(topic, partition);
+}
+
+}  // namespace narad::queue

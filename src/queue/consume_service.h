@@ -1,0 +1,93 @@
+// ConsumeService: the consume side of a node. It owns the PartitionQueue of every partition this
+// node serves (loaded lazily from consumer.offset, registered with the OffsetCommitter), picks
+// partitions for a topic-wide consume (rotating, so no partition starves), reads the leased records
+// from the partition logs, and parks long-polls until a message can be delivered or their wait runs
+// out.
+//
+// Waiters are woken when a partition's high watermark advances (on_append), when an offset is
+// nacked or its lease lapses (a reaper checks every `reaper_interval`), and when an ack frees an
+// in-flight slot. A corrupt record is skipped (and counted); records that retention deleted before
+// they were consumed are skipped as dropped.
+//
+// Thread-safe. consume() never blocks on a wait: `done` runs later, on a Scheduler thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "base/status.h"
+#include "meta/meta_store.h"
+#include "queue/offset_committer.h"
+#include "queue/partition_queue.h"
+#include "storage/log_manager.h"
+#include "storage/topic_directory.h"
+
+namespace narad::queue {
+
+struct Delivery {
+    PartitionId partition;
+    Offset offset;
+    std::string key;
+    std::string value;
+    int64_t timestamp_ms = 0;
+    uint64_t lease_id = 0;  // 0 for a read-only replay
+};
+
+struct ConsumeRequest {
+    std::string topic;
+    std::optional<PartitionId> partition;  // only this partition
+    uint32_t max = 1;                      // messages wanted (batch consume)
+    Millis wait{0};                        // long-poll up to this long
+};
+
+enum class Settle { ack, extend, nack };
+
+struct ConsumeOptions {
+    Millis reaper_interval{100};
+    uint64_t max_batch_bytes = 16ull << 20;  // bytes of keys and values per batch response
+};
+
+class ConsumeService {
+  public:
+    using Done = std::function<void(Result<std::vector<Delivery>>)>;
+
+    ConsumeService(io::FileSystem& fs, Clock& clock, meta::MetaStore& store,
+                   storage::LogManager& logs, storage::TopicGuards& guards,
+                   OffsetCommitter& committer, Scheduler& scheduler, ConsumeOptions options = {});
+    ~ConsumeService();
+
+    void start();
+    // Answers every parked long-poll with "nothing" and stops the reaper.
+    void stop();
+
+    // Reserves up to request.max messages (see the file comment). An empty result means 204.
+    void consume(ConsumeRequest request, Done done);
+    // Reads one record without reserving it: nullopt at or past the high watermark; gone if
+    // retention deleted it or it cannot be read.
+    Result<std::optional<Delivery>> replay(std::string_view topic, PartitionId partition,
+                                           Offset offset);
+    // Acks, extends or nacks the delivery named by (partition, offset, lease_id).
+    Status settle(std::string_view topic, PartitionId partition, Offset offset, uint64_t lease_id,
+                  Settle kind);
+
+    // A partition's high watermark advanced: wakes that topic's waiters.
+    void on_append(const std::string& topic, PartitionId partition);
+    // Forgets every partition of the topic (its data is being deleted).
+    void drop_topic(std::string_view topic);
+    // Applies changed topic limits to live queues.
+    void apply_limits(const meta::MetaSnapshot& snapshot);
+
+    // The consumer state of a partition, if this node has loaded it.
+    std::optional<QueueStats> stats(std::string_view topic, PartitionId partition) const;
+
+  private:
+    class Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace narad::queue

@@ -1,0 +1,243 @@
+#include "queue/consume_service.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
+#include "base/thread_pool.h"
+#include "meta/local_meta_store.h"
+#include "queue/temp_dir_for_test.h"
+
+namespace narad::queue {
+namespace {
+
+// A Scheduler on real threads: one timer thread that sleeps on a condition variable until the next
+// deadline, and a pool for posted work. Delays are real time, so tests keep them short and assert
+// on outcomes, never on timing.
+class ThreadScheduler final : public Scheduler {
+  public:
+    class Task final : public ScheduledTask {
+      public:
+        void cancel() override { cancelled = true; }
+        std::atomic<bool> cancelled{false};
+    };
+    ThreadScheduler() : timer_thread_([this] { run(); }) {}
+    ~ThreadScheduler() override {
+        {
+            std::lock_guard lock(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        timer_thread_.join();
+    }
+    std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn) override {
+        auto task = std::make_shared<Task>();
+        {
+            std::lock_guard lock(mutex_);
+            timers_.emplace(std::chrono::steady_clock::now() + delay, [task, fn = std::move(fn)] {
+                if (!task->cancelled) fn();
+            });
+        }
+        wake_.notify_all();
+        return task;
+    }
+    void post(std::function<void()> fn) override { pool_.post(std::move(fn)); }
+
+  private:
+    void run() {
+        std::unique_lock lock(mutex_);
+        while (!stopping_) {
+            if (timers_.empty()) {
+                wake_.wait(lock);
+                continue;
+            }
+            auto next = timers_.begin();
+            if (wake_.wait_until(lock, next->first) == std::cv_status::no_timeout) continue;
+            auto fn = std::move(next->second);
+            timers_.erase(next);
+            pool_.post(std::move(fn));
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::multimap<std::chrono::steady_clock::time_point, std::function<void()>> timers_;
+    bool stopping_ = false;
+    ThreadPool pool_{"test-sched", 2};
+    std::thread timer_thread_;
+};
+
+class ConsumeServiceTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        logs_ = std::make_unique<storage::LogManager>(
+            io::posix_file_system(), SystemClock::instance(), dir_.path(), storage::LogOptions{});
+        service_ = std::make_unique<ConsumeService>(
+            io::posix_file_system(), SystemClock::instance(), *store_, *logs_, guards_, committer_,
+            scheduler_, ConsumeOptions{Millis(20)});
+        logs_->set_append_listener([this](const std::string& topic, PartitionId p, Offset) {
+            service_->on_append(topic, p);
+        });
+        service_->start();
+    }
+    void TearDown() override { service_->stop(); }
+
+    void create_topic(const std::string& name, uint32_t partitions,
+                      int64_t visibility_ms = 30'000) {
+        meta::Topic topic;
+        topic.name = name;
+        topic.partitions = partitions;
+        topic.incarnation = IncarnationId("inc-" + name);
+        topic.visibility_timeout_ms = visibility_ms;
+        ASSERT_TRUE(store_->create_topic(topic, NodeId("n1")).is_ok());
+    }
+    void append(const std::string& topic, uint32_t partition, int count) {
+        auto log = logs_->get(topic, PartitionId(partition), storage::CreateIfMissing::yes).value();
+        std::vector<std::string> values;
+        for (int i = 0; i < count; ++i) values.push_back("v" + std::to_string(i));
+        std::vector<storage::Record> records;
+        for (auto& v : values) records.push_back(storage::Record{.key = "", .value = v});
+        ASSERT_TRUE(log->append(records).is_ok());
+    }
+    // Consumes and waits for the answer.
+    Result<std::vector<Delivery>> consume(ConsumeRequest request) {
+        std::mutex mutex;
+        std::condition_variable done;
+        std::optional<Result<std::vector<Delivery>>> result;
+        service_->consume(std::move(request), [&](Result<std::vector<Delivery>> r) {
+            std::lock_guard lock(mutex);
+            result = std::move(r);
+            done.notify_all();
+        });
+        std::unique_lock lock(mutex);
+        done.wait(lock, [&] { return result.has_value(); });
+        return std::move(*result);
+    }
+
+    TempDirForTest dir_;
+    std::unique_ptr<meta::LocalMetaStore> store_ = meta::LocalMetaStore::in_memory();
+    storage::TopicGuards guards_;
+    OffsetCommitter committer_{io::posix_file_system(), Millis(100)};
+    ThreadScheduler scheduler_;
+    std::unique_ptr<storage::LogManager> logs_;
+    std::unique_ptr<ConsumeService> service_;
+};
+
+// Rule: a topic-wide consume gathers messages from every partition, and an unknown topic or a
+// partition out of range is refused.
+TEST_F(ConsumeServiceTest, BatchConsumeSpansPartitions) {
+    create_topic("t", 3);
+    for (uint32_t p = 0; p < 3; ++p) append("t", p, 5);
+    auto got = consume({.topic = "t", .max = 100}).value();
+    EXPECT_EQ(got.size(), 15u);
+    EXPECT_TRUE(consume({.topic = "t", .max = 100})->empty());
+    EXPECT_EQ(consume({.topic = "nope"}).code(), Errc::not_found);
+    EXPECT_EQ(consume({.topic = "t", .partition = PartitionId(3)}).code(), Errc::invalid_argument);
+}
+
+// Rule: a parked long-poll is answered as soon as a message is committed.
+TEST_F(ConsumeServiceTest, LongPollIsWokenByAnAppend) {
+    create_topic("t", 3);
+    std::thread producer([&] {
+        // Append once the consume is parked: nothing else could satisfy it.
+        append("t", 1, 1);
+    });
+    auto got = consume({.topic = "t", .wait = Millis(10'000)}).value();
+    producer.join();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].partition.value(), 1u);
+}
+
+// Rule: a long-poll with nothing to deliver answers empty after its wait.
+TEST_F(ConsumeServiceTest, LongPollTimesOutEmpty) {
+    create_topic("t", 3);
+    EXPECT_TRUE(consume({.topic = "t", .wait = Millis(50)})->empty());
+}
+
+// Rule: while its lease holds, a message is handed to one consumer only, however many consumers
+// long-poll concurrently and however the wake-ups and deadlines interleave.
+TEST_F(ConsumeServiceTest, NoMessageIsDeliveredTwiceWhileLeased) {
+    create_topic("t", 3);
+    constexpr int kConsumers = 6;
+    constexpr int kMessages = 600;
+    std::mutex mutex;
+    std::map<std::pair<uint32_t, uint64_t>, int> deliveries;
+    std::atomic<int> delivered{0};
+    std::vector<std::thread> consumers;
+    for (int c = 0; c < kConsumers; ++c) {
+        consumers.emplace_back([&] {
+            while (delivered.load() < kMessages) {
+                auto got = consume({.topic = "t", .max = 7, .wait = Millis(15)});
+                ASSERT_TRUE(got.is_ok());
+                std::lock_guard lock(mutex);
+                for (const Delivery& d : *got) {
+                    ++deliveries[{d.partition.value(), d.offset.value()}];
+                    ++delivered;
+                }
+            }
+        });
+    }
+    for (int i = 0; i < kMessages / 3; ++i) {
+        for (uint32_t p = 0; p < 3; ++p) append("t", p, 1);
+    }
+    for (auto& t : consumers) t.join();
+    EXPECT_EQ(deliveries.size(), static_cast<size_t>(kMessages));
+    for (const auto& [key, count] : deliveries) {
+        EXPECT_EQ(count, 1) << "partition " << key.first << " offset " << key.second;
+    }
+}
+
+// Rule: acks settle messages; a lapsed lease brings the message back; a stale handle is refused.
+TEST_F(ConsumeServiceTest, SettleAndRedeliver) {
+    create_topic("t", 3, /*visibility_ms=*/50);
+    append("t", 0, 2);
+    auto first = consume({.topic = "t", .partition = PartitionId(0), .max = 2}).value();
+    ASSERT_EQ(first.size(), 2u);
+    ASSERT_TRUE(
+        service_->settle("t", PartitionId(0), first[0].offset, first[0].lease_id, Settle::ack)
+            .is_ok());
+    // The second lease lapses; a long-poll gets it again once the reaper has seen it lapse.
+    auto again =
+        consume({.topic = "t", .partition = PartitionId(0), .wait = Millis(5'000)}).value();
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].offset, first[1].offset);
+    EXPECT_NE(again[0].lease_id, first[1].lease_id);
+    EXPECT_EQ(service_->settle("t", PartitionId(0), first[1].offset, first[1].lease_id, Settle::ack)
+                  .code(),
+              Errc::gone);
+    EXPECT_EQ(service_->settle("t", PartitionId(0), first[0].offset, first[0].lease_id, Settle::ack)
+                  .code(),
+              Errc::gone);
+}
+
+// Rule: replay reads without reserving, and answers nothing past the high watermark.
+TEST_F(ConsumeServiceTest, ReplayDoesNotReserve) {
+    create_topic("t", 3);
+    append("t", 2, 1);
+    auto read = service_->replay("t", PartitionId(2), Offset(0)).value();
+    ASSERT_TRUE(read.has_value());
+    EXPECT_EQ(read->value, "v0");
+    EXPECT_EQ(read->lease_id, 0u);
+    EXPECT_FALSE(service_->replay("t", PartitionId(2), Offset(1))->has_value());
+    EXPECT_EQ(consume({.topic = "t"})->size(), 1u);
+}
+
+// Rule: stop answers every parked long-poll at once with nothing.
+TEST_F(ConsumeServiceTest, StopAnswersParkedLongPolls) {
+    create_topic("t", 3);
+    std::atomic<int> answered{0};
+    for (int i = 0; i < 3; ++i) {
+        service_->consume({.topic = "t", .wait = Millis(60'000)},
+                          [&](Result<std::vector<Delivery>> r) {
+                              EXPECT_TRUE(r.is_ok() && r->empty());
+                              ++answered;
+                          });
+    }
+    service_->stop();
+    EXPECT_EQ(answered.load(), 3);
+}
+
+}  // namespace
+}  // namespace narad::queue
