@@ -40,10 +40,9 @@ struct WalMetrics {
                        "Records durable in the ingress WAL and not yet committed to a partition.")
                 .get(),
             registry.gauge("narad_wal_segments", "Segment files of the ingress WAL.").get(),
-            registry
-                .counter("narad_produce_rejections_total",
-                         "Produce requests refused before they were written, by reason.",
-                         {"topic", "reason"}),
+            registry.counter("narad_produce_rejections_total",
+                             "Produce requests refused before they were written, by reason.",
+                             {"topic", "reason"}),
         };
         return m;
     }

@@ -1,0 +1,36 @@
+// LocalCommitter: the PartitionCommitter of a single node: it appends the dispatcher's batches to
+// this node's partition logs. Under the topic's guard it re-checks that the topic (and the same
+// incarnation) still exists, prepares the topic directory's incarnation marker, and appends with
+// the commit time as each record's timestamp (as Narad does). Thread-safe; blocks on disk.
+#pragma once
+
+#include <set>
+
+#include "base/clock.h"
+#include "meta/meta_store.h"
+#include "storage/log_manager.h"
+#include "storage/topic_directory.h"
+#include "wal/dispatcher.h"
+
+namespace narad::wal {
+
+class LocalCommitter final : public PartitionCommitter {
+  public:
+    LocalCommitter(io::FileSystem& fs, Clock& clock, meta::MetaStore& store,
+                   storage::LogManager& logs, storage::TopicGuards& guards);
+
+    Status commit(const std::string& topic, const std::string& incarnation, PartitionId partition,
+                  std::span<const storage::Record> records) override;
+
+  private:
+    io::FileSystem& fs_;
+    Clock& clock_;
+    meta::MetaStore& store_;
+    storage::LogManager& logs_;
+    storage::TopicGuards& guards_;
+    std::mutex mutex_;
+    std::set<std::pair<std::string, std::string>>
+        prepared_;  // GUARDED_BY(mutex_) (topic, incarnation)
+};
+
+}  // namespace narad::wal

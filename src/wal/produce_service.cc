@@ -1,0 +1,114 @@
+#include "wal/produce_service.h"
+
+#include "base/metrics.h"
+
+namespace narad::wal {
+namespace {
+
+metrics::Family<metrics::Counter>& rejections() {
+    static auto& family = metrics::Registry::global().counter(
+        "narad_produce_rejections_total", "Produce requests refused, by reason.",
+        {"topic", "reason"});
+    return family;
+}
+
+}  // namespace
+
+uint32_t fnv1a32(std::string_view bytes) {
+    uint32_t hash = 2166136261u;
+    for (char c : bytes) {
+        hash ^= static_cast<uint8_t>(c);
+        hash *= 16777619u;
+    }
+    return hash;
+}
+
+ProduceService::ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal)
+    : clock_(clock), store_(store), wal_(wal) {}
+
+Result<std::shared_ptr<const meta::CompiledSchema>> ProduceService::schema_for(
+    const meta::Topic& topic) {
+    std::lock_guard lock(mutex_);
+    auto it = schemas_.find(topic.name);
+    if (it != schemas_.end() && it->second.first == topic.schema) return it->second.second;
+    NARAD_ASSIGN_OR_RETURN(auto compiled, meta::CompiledSchema::compile(topic.schema));
+    schemas_[topic.name] = {topic.schema, compiled};
+    return compiled;
+}
+
+uint32_t ProduceService::next_round_robin(const std::string& topic, uint32_t partitions) {
+    std::lock_guard lock(mutex_);
+    return round_robin_[topic]++ % partitions;
+}
+
+// Narad stores a generated key when a message has none: "key-" and a counter in base 36.
+std::string ProduceService::generated_key() {
+    uint64_t n = ++key_counter_;
+    std::string digits;
+    do {
+        digits.insert(digits.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[n % 36]);
+        n /= 36;
+    } while (n > 0);
+    return "key-" + digits;
+}
+
+void ProduceService::produce(std::string_view topic_name, std::vector<ProduceMessage> messages,
+                             std::function<void(Status)> done) {
+    meta::MetaSnapshot snapshot = store_.snapshot();
+    const meta::Topic* topic = snapshot->find_topic(topic_name);
+    if (topic == nullptr) return done(Status(Errc::not_found, "topic not found"));
+    if (topic->role == meta::TopicRole::child && topic->fanout_delay_ms > 0) {
+        rejections().with({topic->name, "delayed_child"}).inc();
+        return done(
+            Status(Errc::conflict, "direct produce to a delayed child topic is not allowed"));
+    }
+    std::shared_ptr<const meta::CompiledSchema> schema;
+    if (!topic->schema.empty()) {
+        auto compiled = schema_for(*topic);
+        if (!compiled.is_ok()) return done(compiled.status());
+        schema = *compiled;
+    }
+    std::vector<IngressRecord> records;
+    records.reserve(messages.size());
+    int64_t now_ms = clock_.wall_ms();
+    for (size_t i = 0; i < messages.size(); ++i) {
+        ProduceMessage& message = messages[i];
+        auto refuse = [&](Status status) {
+            if (messages.size() > 1) {
+                status =
+                    Status(status.code(), "message " + std::to_string(i) + ": " + status.message());
+            }
+            done(std::move(status));
+        };
+        if (schema) {
+            Status valid = schema->validate(message.value);
+            if (!valid.is_ok()) {
+                rejections().with({topic->name, "schema"}).inc();
+                return refuse(std::move(valid));
+            }
+        }
+        uint32_t partition;
+        if (message.partition) {
+            if (*message.partition >= topic->partitions) {
+                return refuse(
+                    Status(Errc::invalid_argument, "invalid argument: partition out of range"));
+            }
+            partition = *message.partition;
+        } else if (message.key) {
+            partition = fnv1a32(*message.key) % topic->partitions;
+        } else {
+            partition = next_round_robin(topic->name, topic->partitions);
+        }
+        IngressRecord record;
+        record.topic = topic->name;
+        record.incarnation = topic->incarnation.value();
+        record.partition = PartitionId(partition);
+        record.key = message.key ? std::move(*message.key) : generated_key();
+        record.value = std::move(message.value);
+        record.timestamp_ms = now_ms;
+        records.push_back(std::move(record));
+    }
+    wal_.append(std::move(records), std::move(done));
+}
+
+}  // namespace narad::wal

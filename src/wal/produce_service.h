@@ -1,0 +1,60 @@
+// ProduceService: accepts produce requests on this node. It checks each message against its topic
+// (the topic exists, it is not a delay child, the payload passes the topic's schema, an explicit
+// partition is in range), chooses the partition (explicit; else the FNV-1a hash of the key, as
+// Narad; else round-robin), and appends the batch to the ingress WAL. `done` runs once the WAL has
+// made every message durable, which is when a 202 may be sent. A batch is all or nothing: one bad
+// message refuses the whole batch and nothing is written.
+//
+// Thread-safe; never blocks (the WAL completes asynchronously).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "meta/meta_store.h"
+#include "meta/schema.h"
+#include "wal/ingress_wal.h"
+
+namespace narad::wal {
+
+struct ProduceMessage {
+    std::optional<std::string> key;
+    std::optional<uint32_t> partition;
+    std::string value;
+};
+
+// Narad's key hash: FNV-1a, 32 bits.
+uint32_t fnv1a32(std::string_view bytes);
+
+class ProduceService {
+  public:
+    ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal);
+
+    // `done` gets ok once durable; not_found, conflict (delay child) or invalid_argument (schema,
+    // partition) at once; unavailable when the WAL's backlog is full.
+    void produce(std::string_view topic, std::vector<ProduceMessage> messages,
+                 std::function<void(Status)> done);
+
+  private:
+    Result<std::shared_ptr<const meta::CompiledSchema>> schema_for(const meta::Topic& topic);
+    uint32_t next_round_robin(const std::string& topic, uint32_t partitions);
+    std::string generated_key();
+
+    Clock& clock_;
+    meta::MetaStore& store_;
+    IngressWal& wal_;
+    std::mutex mutex_;
+    // (topic, schema text) -> compiled schema. GUARDED_BY(mutex_)
+    std::map<std::string, std::pair<std::string, std::shared_ptr<const meta::CompiledSchema>>>
+        schemas_;
+    std::map<std::string, uint32_t> round_robin_;  // GUARDED_BY(mutex_)
+    std::atomic<uint64_t> key_counter_{0};
+};
+
+}  // namespace narad::wal
