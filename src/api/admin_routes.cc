@@ -1,0 +1,87 @@
+// Health, metrics, and the cluster and user routes as a single node answers them.
+#include "api/api.h"
+#include "api/json_text.h"
+#include "api/respond.h"
+#include "base/metrics.h"
+
+namespace narad::api {
+namespace {
+
+uint32_t owned_partitions(const meta::MetaState& state, const NodeId& node) {
+    uint32_t count = 0;
+    for (const auto& [key, assignment] : state.assignments) {
+        if (assignment.owner == node) ++count;
+    }
+    return count;
+}
+
+std::string members_json(ApiContext& context) {
+    meta::MetaSnapshot snapshot = context.store.snapshot();
+    std::string body = "{\"members\":[{\"id\":";
+    append_json_string(body, context.node_id.value());
+    body += ",\"addr\":";
+    append_json_string(body, context.advertise_addr);
+    body += ",\"status\":\"alive\",\"draining\":false,\"owned_partitions\":";
+    body += std::to_string(owned_partitions(*snapshot, context.node_id));
+    body += ",\"outbound_moves\":0}]}\n";
+    return body;
+}
+
+constexpr const char* kUsersUnavailable =
+    "users and authentication are not available in this release; the node runs with security "
+    "off";
+
+}  // namespace
+
+void register_admin_routes(Router& router, ApiContext& context) {
+    ApiContext* c = &context;
+    router.add("GET", "/healthz", [c](net::HttpRequest, const PathParams&, net::Responder d) {
+        if (c->shutting_down()) return d(json_response(503, "{\"status\":\"shutting down\"}\n"));
+        d(json_response(200, "{\"status\":\"ok\"}\n"));
+    });
+    router.add("GET", "/readyz", [c](net::HttpRequest, const PathParams&, net::Responder d) {
+        if (!c->ready() || c->shutting_down()) return d(error_response(503, "not ready"));
+        d(json_response(200, "{\"status\":\"ready\"}\n"));
+    });
+    router.add("GET", "/metrics", [](net::HttpRequest, const PathParams&, net::Responder d) {
+        net::HttpResponse response;
+        response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        response.body = metrics::Registry::global().render();
+        d(std::move(response));
+    });
+    router.add("GET", "/v1/cluster/members",
+               [c](net::HttpRequest, const PathParams&, net::Responder d) {
+                   d(json_response(200, members_json(*c)));
+               });
+    router.add("GET", "/v1/cluster/moves",
+               [](net::HttpRequest, const PathParams&, net::Responder d) {
+                   d(json_response(200, "{\"moves\":[]}\n"));
+               });
+    auto decommission = [c](net::HttpRequest, const PathParams& p, net::Responder d) {
+        if (p.get("id") != c->node_id.value()) {
+            return d(error_response(404, "member not found"));
+        }
+        d(error_response(409,
+                         "cannot decommission the only member: its partitions have nowhere "
+                         "to go"));
+    };
+    router.add("POST", "/v1/cluster/members/{id}/decommission", decommission);
+    router.add("DELETE", "/v1/cluster/members/{id}/decommission", decommission);
+    auto users = [](net::HttpRequest, const PathParams&, net::Responder d) {
+        d(error_response(501, kUsersUnavailable));
+    };
+    router.add("POST", "/v1/users", users);
+    router.add("GET", "/v1/users", users);
+    router.add("GET", "/v1/users/{user}", users);
+    router.add("DELETE", "/v1/users/{user}", users);
+    router.add("PUT", "/v1/users/{user}/grants", users);
+    router.add("PUT", "/v1/users/{user}/password", users);
+}
+
+void register_routes(Router& router, ApiContext& context) {
+    register_topic_routes(router, context);
+    register_message_routes(router, context);
+    register_admin_routes(router, context);
+}
+
+}  // namespace narad::api

@@ -1,0 +1,342 @@
+#include "api/json_text.h"
+
+#include <cstdint>
+
+namespace narad::api {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+    auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned char c = byte(i);
+    if (c < 0x80) return 1;
+    size_t left = s.size() - i;
+    auto continuation = [&](size_t k) { return (byte(k) & 0xC0) == 0x80; };
+    if (c >= 0xC2 && c <= 0xDF) return left >= 2 && continuation(i + 1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (left < 3 || !continuation(i + 1) || !continuation(i + 2)) return 0;
+        unsigned char c1 = byte(i + 1);
+        if (c == 0xE0 && c1 < 0xA0) return 0;   // overlong
+        if (c == 0xED && c1 >= 0xA0) return 0;  // surrogate
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (left < 4 || !continuation(i + 1) || !continuation(i + 2) || !continuation(i + 3)) {
+            return 0;
+        }
+        unsigned char c1 = byte(i + 1);
+        if (c == 0xF0 && c1 < 0x90) return 0;   // overlong
+        if (c == 0xF4 && c1 >= 0x90) return 0;  // above U+10FFFF
+        return 4;
+    }
+    return 0;
+}
+
+// A small recursive-descent validator of the JSON grammar (RFC 8259).
+class Validator {
+  public:
+    explicit Validator(std::string_view text) : s_(text) {}
+
+    bool run() {
+        skip_space();
+        if (!value(0)) return false;
+        skip_space();
+        return i_ == s_.size();
+    }
+
+  private:
+    static constexpr int kMaxDepth = 10000;
+
+    void skip_space() {
+        while (i_ < s_.size() &&
+               (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) {
+            ++i_;
+        }
+    }
+    bool literal(std::string_view word) {
+        if (s_.substr(i_, word.size()) != word) return false;
+        i_ += word.size();
+        return true;
+    }
+    bool digits() {
+        size_t start = i_;
+        while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+        return i_ > start;
+    }
+    bool number() {
+        if (i_ < s_.size() && s_[i_] == '-') ++i_;
+        if (i_ >= s_.size()) return false;
+        if (s_[i_] == '0') {
+            ++i_;
+        } else if (!digits()) {
+            return false;
+        }
+        if (i_ < s_.size() && s_[i_] == '.') {
+            ++i_;
+            if (!digits()) return false;
+        }
+        if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+            ++i_;
+            if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+            if (!digits()) return false;
+        }
+        return true;
+    }
+    bool string() {
+        ++i_;  // opening quote
+        while (i_ < s_.size()) {
+            unsigned char c = static_cast<unsigned char>(s_[i_]);
+            if (c == '"') {
+                ++i_;
+                return true;
+            }
+            if (c < 0x20) return false;
+            if (c == '\\') {
+                ++i_;
+                if (i_ >= s_.size()) return false;
+                char e = s_[i_];
+                if (e == 'u') {
+                    for (int k = 1; k <= 4; ++k) {
+                        if (i_ + k >= s_.size() ||
+                            !std::isxdigit(static_cast<unsigned char>(s_[i_ + k]))) {
+                            return false;
+                        }
+                    }
+                    i_ += 5;
+                    continue;
+                }
+                if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' &&
+                    e != 'r' && e != 't') {
+                    return false;
+                }
+            }
+            ++i_;
+        }
+        return false;
+    }
+    bool value(int depth) {
+        if (depth > kMaxDepth || i_ >= s_.size()) return false;
+        switch (s_[i_]) {
+            case '{': {
+                ++i_;
+                skip_space();
+                if (i_ < s_.size() && s_[i_] == '}') {
+                    ++i_;
+                    return true;
+                }
+                for (;;) {
+                    skip_space();
+                    if (i_ >= s_.size() || s_[i_] != '"' || !string()) return false;
+                    skip_space();
+                    if (i_ >= s_.size() || s_[i_] != ':') return false;
+                    ++i_;
+                    skip_space();
+                    if (!value(depth + 1)) return false;
+                    skip_space();
+                    if (i_ >= s_.size()) return false;
+                    if (s_[i_] == '}') {
+                        ++i_;
+                        return true;
+                    }
+                    if (s_[i_] != ',') return false;
+                    ++i_;
+                }
+            }
+            case '[': {
+                ++i_;
+                skip_space();
+                if (i_ < s_.size() && s_[i_] == ']') {
+                    ++i_;
+                    return true;
+                }
+                for (;;) {
+                    skip_space();
+                    if (!value(depth + 1)) return false;
+                    skip_space();
+                    if (i_ >= s_.size()) return false;
+                    if (s_[i_] == ']') {
+                        ++i_;
+                        return true;
+                    }
+                    if (s_[i_] != ',') return false;
+                    ++i_;
+                }
+            }
+            case '"':
+                return string();
+            case 't':
+                return literal("true");
+            case 'f':
+                return literal("false");
+            case 'n':
+                return literal("null");
+            default:
+                return number();
+        }
+    }
+
+    std::string_view s_;
+    size_t i_ = 0;
+};
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view value, HtmlEscape html) {
+    out.reserve(out.size() + value.size() + 2);
+    out += '"';
+    size_t i = 0;
+    while (i < value.size()) {
+        unsigned char c = static_cast<unsigned char>(value[i]);
+        if (c < 0x80) {
+            switch (c) {
+                case '"':
+                    out += "\\\"";
+                    break;
+                case '\\':
+                    out += "\\\\";
+                    break;
+                case '\n':
+                    out += "\\n";
+                    break;
+                case '\r':
+                    out += "\\r";
+                    break;
+                case '\t':
+                    out += "\\t";
+                    break;
+                case '\b':
+                    out += "\\b";
+                    break;
+                case '\f':
+                    out += "\\f";
+                    break;
+                default:
+                    if (c < 0x20 ||
+                        (html == HtmlEscape::yes && (c == '<' || c == '>' || c == '&'))) {
+                        out += "\\u00";
+                        out += kHex[c >> 4];
+                        out += kHex[c & 0xF];
+                    } else {
+                        out += static_cast<char>(c);
+                    }
+            }
+            ++i;
+            continue;
+        }
+        size_t length = utf8_sequence_length(value, i);
+        if (length == 0) {
+            out += "\\ufffd";
+            ++i;
+            continue;
+        }
+        // U+2028 and U+2029 (E2 80 A8 / E2 80 A9) break JavaScript parsers; Go escapes them.
+        if (length == 3 && c == 0xE2 && static_cast<unsigned char>(value[i + 1]) == 0x80 &&
+            (static_cast<unsigned char>(value[i + 2]) & 0xFE) == 0xA8) {
+            out += static_cast<unsigned char>(value[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+        } else {
+            out.append(value.substr(i, length));
+        }
+        i += length;
+    }
+    out += '"';
+}
+
+std::string json_string(std::string_view value, HtmlEscape html) {
+    std::string out;
+    append_json_string(out, value, html);
+    return out;
+}
+
+bool is_valid_json(std::string_view text) { return Validator(text).run(); }
+
+bool is_valid_utf8(std::string_view text) {
+    size_t i = 0;
+    while (i < text.size()) {
+        // Fast path over ASCII.
+        if (static_cast<unsigned char>(text[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        size_t length = utf8_sequence_length(text, i);
+        if (length == 0) return false;
+        i += length;
+    }
+    return true;
+}
+
+std::string base64_encode(std::string_view bytes) {
+    static constexpr char kAlphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    size_t i = 0;
+    auto byte = [&](size_t k) {
+        return static_cast<uint32_t>(static_cast<unsigned char>(bytes[k]));
+    };
+    for (; i + 3 <= bytes.size(); i += 3) {
+        uint32_t v = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
+        out += kAlphabet[(v >> 18) & 63];
+        out += kAlphabet[(v >> 12) & 63];
+        out += kAlphabet[(v >> 6) & 63];
+        out += kAlphabet[v & 63];
+    }
+    if (i + 1 == bytes.size()) {
+        uint32_t v = byte(i) << 16;
+        out += kAlphabet[(v >> 18) & 63];
+        out += kAlphabet[(v >> 12) & 63];
+        out += "==";
+    } else if (i + 2 == bytes.size()) {
+        uint32_t v = (byte(i) << 16) | (byte(i + 1) << 8);
+        out += kAlphabet[(v >> 18) & 63];
+        out += kAlphabet[(v >> 12) & 63];
+        out += kAlphabet[(v >> 6) & 63];
+        out += '=';
+    }
+    return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+    auto value_of = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    if (text.size() % 4 != 0) return std::nullopt;
+    std::string out;
+    out.reserve(text.size() / 4 * 3);
+    for (size_t i = 0; i < text.size(); i += 4) {
+        int v[4];
+        int padding = 0;
+        for (int k = 0; k < 4; ++k) {
+            char c = text[i + k];
+            if (c == '=' && i + 4 == text.size() && k >= 2) {
+                v[k] = 0;
+                ++padding;
+            } else {
+                if (padding > 0) return std::nullopt;
+                v[k] = value_of(c);
+                if (v[k] < 0) return std::nullopt;
+            }
+        }
+        uint32_t n = (static_cast<uint32_t>(v[0]) << 18) | (static_cast<uint32_t>(v[1]) << 12) |
+                     (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
+        out += static_cast<char>((n >> 16) & 0xFF);
+        if (padding < 2) out += static_cast<char>((n >> 8) & 0xFF);
+        if (padding < 1) out += static_cast<char>(n & 0xFF);
+    }
+    return out;
+}
+
+std::string error_body(std::string_view message) {
+    std::string out = "{\"error\":";
+    append_json_string(out, message, HtmlEscape::no);
+    out += "}\n";
+    return out;
+}
+
+}  // namespace narad::api

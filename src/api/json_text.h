@@ -1,0 +1,33 @@
+// JSON text written the way Narad (Go) writes it, byte for byte where clients can see it: string
+// escaping (with or without Go's HTML escaping of <, > and &), the `json.Valid` test that decides
+// whether a payload is returned verbatim, UTF-8 checks and base64. Pure functions, any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace narad::api {
+
+enum class HtmlEscape { no, yes };
+
+// Appends `value` as a quoted JSON string. Invalid UTF-8 becomes U+FFFD, as Go's encoder does;
+// U+2028 and U+2029 are always escaped; with HtmlEscape::yes, <, > and & become \u003c etc.
+void append_json_string(std::string& out, std::string_view value,
+                        HtmlEscape html = HtmlEscape::yes);
+std::string json_string(std::string_view value, HtmlEscape html = HtmlEscape::yes);
+
+// True when `text` is exactly one JSON value, optionally surrounded by whitespace (Go's json.Valid:
+// strings are not checked for valid UTF-8). Nesting deeper than 10000 levels is invalid.
+bool is_valid_json(std::string_view text);
+
+bool is_valid_utf8(std::string_view text);
+
+std::string base64_encode(std::string_view bytes);
+// Standard alphabet with padding; nullopt on malformed input.
+std::optional<std::string> base64_decode(std::string_view text);
+
+// The `{"error":"..."}\n` body every API error carries.
+std::string error_body(std::string_view message);
+
+}  // namespace narad::api

@@ -1,0 +1,55 @@
+// The query parameters of the message routes, parsed exactly as Narad does: produce and ack walk
+// the raw query string themselves (produce refuses duplicates, ack keeps the first), consume uses
+// first-value-wins. Also the receipt handle ("<partition>:<offset>:<lease>"). Pure functions.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "base/status.h"
+
+namespace narad::api {
+
+struct ProduceParams {
+    std::optional<std::string> key;
+    std::optional<uint32_t> partition;
+};
+Result<ProduceParams> parse_produce_params(std::string_view raw_query);
+
+enum class AckAction { ack, extend, nack };
+struct AckParams {
+    std::string receipt_handle;
+    AckAction action = AckAction::ack;
+};
+Result<AckParams> parse_ack_params(std::string_view raw_query);
+// The meaning of an `extend` value: "", "false" ack; "true", "1" extend; "0" nack.
+Result<AckAction> parse_extend(std::string_view value);
+
+struct ReceiptHandle {
+    PartitionId partition;
+    Offset offset;
+    uint64_t lease_id = 0;
+};
+std::string format_receipt_handle(const ReceiptHandle& handle);
+// Strict: three runs of ASCII digits separated by ':'; lease >= 1.
+std::optional<ReceiptHandle> parse_receipt_handle(std::string_view text);
+
+struct ConsumeParams {
+    std::optional<uint32_t> partition;
+    std::optional<uint64_t> offset;
+    Millis wait{0};
+    uint32_t max = 1;
+    bool batch = false;  // `max` was given: answer {"messages":[...]}
+};
+inline constexpr uint32_t kMaxConsumeBatch = 1000;
+// `first` gives the first value of a parameter; `max_wait` clamps `wait` (0 means 30 s, as Narad).
+Result<ConsumeParams> parse_consume_params(
+    const std::function<std::optional<std::string_view>(std::string_view)>& first, Millis max_wait);
+
+// Go's url.QueryUnescape ('+' is a space); nullopt with the offending escape in `bad_escape`.
+std::optional<std::string> query_unescape(std::string_view text, std::string* bad_escape = nullptr);
+
+}  // namespace narad::api

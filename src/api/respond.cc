@@ -1,0 +1,39 @@
+#include "api/respond.h"
+
+#include "api/json_text.h"
+
+namespace narad::api {
+
+net::HttpResponse json_response(int status, std::string body) {
+    net::HttpResponse response;
+    response.status = status;
+    response.content_type = "application/json";
+    response.body = std::move(body);
+    return response;
+}
+
+net::HttpResponse error_response(const Status& status) {
+    return error_response(errc_http_status(status.code()), status.message());
+}
+
+net::HttpResponse error_response(int http_status, std::string_view message) {
+    return json_response(http_status, error_body(message));
+}
+
+net::HttpResponse empty_response(int status) {
+    net::HttpResponse response;
+    response.status = status;
+    response.content_type.clear();
+    return response;
+}
+
+net::HttpResponse text_response(int status, std::string body) {
+    net::HttpResponse response;
+    response.status = status;
+    response.content_type = "text/plain; charset=utf-8";
+    response.body = std::move(body);
+    response.headers.emplace_back("x-content-type-options", "nosniff");
+    return response;
+}
+
+}  // namespace narad::api

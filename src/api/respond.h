@@ -1,0 +1,18 @@
+// Building responses: JSON bodies, Narad's `{"error":"..."}` errors (the only place a Status
+// becomes an HTTP status), and empty 202/204 answers. Pure functions.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "net/http.h"
+
+namespace narad::api {
+
+net::HttpResponse json_response(int status, std::string body);
+net::HttpResponse error_response(const Status& status);
+net::HttpResponse error_response(int http_status, std::string_view message);
+net::HttpResponse empty_response(int status);
+net::HttpResponse text_response(int status, std::string body);
+
+}  // namespace narad::api

@@ -1,0 +1,155 @@
+#include "api/router.h"
+
+#include <algorithm>
+#include <set>
+
+#include "api/respond.h"
+#include "base/metrics.h"
+
+namespace narad::api {
+namespace {
+
+std::vector<std::string_view> split_path(std::string_view path) {
+    std::vector<std::string_view> segments;
+    size_t start = 1;  // paths start with '/'
+    while (start <= path.size()) {
+        size_t end = path.find('/', start);
+        if (end == std::string_view::npos) end = path.size();
+        segments.push_back(path.substr(start, end - start));
+        start = end + 1;
+    }
+    return segments;
+}
+
+// The cleaned form of a path (Go's path.Clean, keeping a trailing slash), or "" if already clean.
+std::string clean_path(std::string_view path) {
+    bool unclean = path.find("//") != std::string_view::npos ||
+                   path.find("/./") != std::string_view::npos ||
+                   path.find("/../") != std::string_view::npos || path.ends_with("/.") ||
+                   path.ends_with("/..");
+    if (!unclean) return "";
+    std::vector<std::string_view> out;
+    for (std::string_view segment : split_path(path)) {
+        if (segment.empty() || segment == ".") continue;
+        if (segment == "..") {
+            if (!out.empty()) out.pop_back();
+            continue;
+        }
+        out.push_back(segment);
+    }
+    std::string cleaned;
+    for (auto segment : out) {
+        cleaned += '/';
+        cleaned += segment;
+    }
+    if (cleaned.empty() || path.ends_with('/')) cleaned.push_back('/');
+    return cleaned;
+}
+
+struct HttpMetrics {
+    metrics::Family<metrics::Counter>& requests = metrics::Registry::global().counter(
+        "narad_http_requests_total", "HTTP requests by route, method and status.",
+        {"route", "method", "status"});
+    metrics::Family<metrics::Histogram>& duration = metrics::Registry::global().histogram(
+        "narad_http_request_duration_seconds", "HTTP request latency.",
+        {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, {"route", "method", "status"});
+    metrics::Family<metrics::Counter>& bytes_in = metrics::Registry::global().counter(
+        "narad_http_request_bytes_in_total", "Request body bytes received.", {"route"});
+    metrics::Family<metrics::Counter>& bytes_out = metrics::Registry::global().counter(
+        "narad_http_response_bytes_out_total", "Response body bytes sent.", {"route"});
+    metrics::Family<metrics::Counter>& errors = metrics::Registry::global().counter(
+        "narad_errors_total", "Errors by component and kind.", {"component", "kind"});
+};
+
+HttpMetrics& http_metrics() {
+    static HttpMetrics* m = new HttpMetrics();
+    return *m;
+}
+
+}  // namespace
+
+const std::string& PathParams::get(std::string_view name) const {
+    static const std::string kEmpty;
+    for (const auto& [key, value] : values) {
+        if (key == name) return value;
+    }
+    return kEmpty;
+}
+
+Router::Router(Clock& clock) : clock_(clock) {}
+
+void Router::add(std::string method, std::string pattern, RouteHandler handler) {
+    Route route{std::move(method), std::move(pattern), {}, std::move(handler)};
+    for (auto segment : split_path(route.pattern)) route.segments.emplace_back(segment);
+    routes_.push_back(std::move(route));
+}
+
+bool Router::match(const Route& route, const std::vector<std::string_view>& segments,
+                   PathParams& params) {
+    if (route.segments.size() != segments.size()) return false;
+    params.values.clear();
+    for (size_t i = 0; i < segments.size(); ++i) {
+        const std::string& want = route.segments[i];
+        if (want.size() > 2 && want.front() == '{' && want.back() == '}') {
+            if (segments[i].empty()) return false;
+            params.values.emplace_back(want.substr(1, want.size() - 2), segments[i]);
+        } else if (want != segments[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void Router::handle(net::HttpRequest request, net::Responder respond) {
+    MonoTime started = clock_.now();
+    std::string method = request.method;
+    size_t body_bytes = request.body.size();
+    auto finish = [this, started, method, body_bytes, respond = std::move(respond)](
+                      std::string route, net::HttpResponse response) {
+        HttpMetrics& m = http_metrics();
+        std::string status = std::to_string(response.status);
+        m.requests.with({route, method, status}).inc();
+        m.duration.with({route, method, status})
+            .observe(std::chrono::duration<double>(clock_.now() - started).count());
+        if (body_bytes > 0) m.bytes_in.with({route}).inc(static_cast<double>(body_bytes));
+        m.bytes_out.with({route}).inc(static_cast<double>(response.body.size()));
+        if (response.status >= 500) m.errors.with({"http", "5xx"}).inc();
+        if (method == "HEAD") response.body.clear();
+        respond(std::move(response));
+    };
+
+    if (std::string cleaned = clean_path(request.path); !cleaned.empty()) {
+        net::HttpResponse redirect = text_response(301, "");
+        redirect.headers.emplace_back("location", cleaned);
+        return finish("unmatched", std::move(redirect));
+    }
+    std::vector<std::string_view> segments = split_path(request.path);
+    std::string lookup_method = request.method == "HEAD" ? "GET" : request.method;
+    PathParams params;
+    std::set<std::string> allowed;
+    for (const Route& route : routes_) {
+        if (!match(route, segments, params)) continue;
+        if (route.method == lookup_method) {
+            std::string label = route.method + " " + route.pattern;
+            request.method = lookup_method;
+            route.handler(std::move(request), params,
+                          [finish, label](net::HttpResponse response) mutable {
+                              finish(label, std::move(response));
+                          });
+            return;
+        }
+        allowed.insert(route.method);
+        if (route.method == "GET") allowed.insert("HEAD");
+    }
+    if (allowed.empty()) return finish("unmatched", text_response(404, "404 page not found\n"));
+    std::string allow;
+    for (const auto& m : allowed) {
+        if (!allow.empty()) allow += ", ";
+        allow += m;
+    }
+    net::HttpResponse response = text_response(405, "Method Not Allowed\n");
+    response.headers.emplace_back("allow", allow);
+    finish("unmatched", std::move(response));
+}
+
+}  // namespace narad::api
