@@ -1,0 +1,92 @@
+// Narad's configuration: every setting with its default, as Narad v2 defines them, plus ours.
+// Loaded in layers (config_loader.h): defaults, then the JSON file, then NARAD_* environment
+// variables, then flags; then validated as a whole. A plain value, built once at start-up and
+// read-only afterwards.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+
+namespace narad::node {
+
+using std::chrono::nanoseconds;
+
+struct HttpConfig {
+    std::string addr = ":7942";
+    std::string pprof_addr;  // accepted for compatibility; Narad (C++) has no pprof
+    nanoseconds read_timeout = std::chrono::seconds(10);
+    nanoseconds write_timeout = std::chrono::seconds(30);
+    nanoseconds idle_timeout = std::chrono::seconds(60);
+    nanoseconds shutdown_grace = std::chrono::seconds(10);
+    nanoseconds max_consume_wait = std::chrono::seconds(10);
+};
+
+struct PeerConfig {
+    std::string id;
+    std::string addr;
+};
+
+struct ClusterConfig {
+    std::string addr = ":7943";
+    std::string node_id;  // empty: the host name
+    std::vector<PeerConfig> peers;
+    std::vector<std::string> initial_members;
+};
+
+struct StorageConfig {
+    std::string data_dir = "data";
+    std::string codec = "none";                 // none | zstd
+    std::string compression_level = "fastest";  // fastest | default | better | best
+    int64_t idle_log_eviction_ms = 1'800'000;   // 0 disables
+    // Internal settings (not configurable from the file, as in Narad).
+    uint64_t segment_bytes = 64ull << 20;
+    int64_t retention_check_interval_ms = 60'000;
+    int64_t offset_commit_interval_ms = 100;
+    uint64_t wal_segment_bytes = 32ull << 20;
+    uint64_t wal_max_pending_bytes = 256ull << 20;
+};
+
+struct TopicDefaultsConfig {
+    int64_t default_partitions = 3;
+    int64_t max_partitions = 108;
+    int64_t default_retention_age_ms = 604'800'000;
+    int64_t default_visibility_timeout_ms = 30'000;
+    int64_t default_max_in_flight_per_partition = 1024;
+    int64_t default_max_acked_ahead_per_partition = 1024;
+};
+
+struct FanoutConfig {
+    int64_t max_batch_records = 4096;
+    int64_t max_batch_bytes = 4ll << 20;
+    int64_t linger_ms = 25;
+};
+
+struct LogConfig {
+    std::string level = "info";
+    std::string format = "json";
+};
+
+struct SecurityConfig {
+    bool enabled = true;
+    std::string admin_password;  // environment only
+    std::string cluster_secret;  // environment only
+    std::string cluster_tls_cert_file;
+    std::string cluster_tls_key_file;
+    std::string cluster_tls_ca_file;
+};
+
+struct Config {
+    HttpConfig http;
+    ClusterConfig cluster;
+    StorageConfig storage;
+    TopicDefaultsConfig topic;
+    FanoutConfig fanout;
+    LogConfig log;
+    SecurityConfig security;
+};
+
+}  // namespace narad::node

@@ -1,0 +1,89 @@
+#include "node/config_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace narad::node {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> values) {
+    return [values](const std::string& name) -> std::optional<std::string> {
+        auto it = values.find(name);
+        if (it == values.end()) return std::nullopt;
+        return it->second;
+    };
+}
+
+// Rule: with nothing set, Narad's defaults apply and validate.
+TEST(ConfigLoaderTest, DefaultsAreNarads) {
+    auto config = load_config({}, env_of({})).value();
+    EXPECT_EQ(config.http.addr, ":7942");
+    EXPECT_EQ(config.http.max_consume_wait, std::chrono::seconds(10));
+    EXPECT_EQ(config.storage.data_dir, "data");
+    EXPECT_EQ(config.topic.default_retention_age_ms, 604'800'000);
+    EXPECT_TRUE(config.security.enabled);
+}
+
+// Rule: layers apply in order: file, then environment, then flags.
+TEST(ConfigLoaderTest, LayersApplyInOrder) {
+    Config config;
+    ASSERT_TRUE(apply_config_json(R"({"http":{"addr":":1000","read_timeout":"2s"},)"
+                                  R"("storage":{"codec":"zstd","data_dir":""}})",
+                                  config)
+                    .is_ok());
+    EXPECT_EQ(config.http.read_timeout, std::chrono::seconds(2));
+    EXPECT_EQ(config.storage.codec, "zstd");
+    EXPECT_EQ(config.storage.data_dir, "data");
+    ASSERT_TRUE(
+        apply_environment(
+            env_of({{"NARAD_HTTP_ADDR", ":2000"}, {"NARAD_SECURITY_ENABLED", "false"}}), config)
+            .is_ok());
+    EXPECT_EQ(config.http.addr, ":2000");
+    EXPECT_FALSE(config.security.enabled);
+    apply_flags(ServeFlags{.port = 3000}, config);
+    EXPECT_EQ(config.http.addr, ":3000");
+    apply_flags(ServeFlags{.port = 3000, .addr = "127.0.0.1:4000"}, config);
+    EXPECT_EQ(config.http.addr, "127.0.0.1:4000");
+}
+
+// Rule: the file is strict, and internal storage settings cannot be configured.
+TEST(ConfigLoaderTest, FileIsStrict) {
+    Config config;
+    EXPECT_EQ(apply_config_json(R"({"http":{"bogus":1}})", config).message(),
+              "json: unknown field \"bogus\"");
+    EXPECT_EQ(apply_config_json(R"({"storage":{"segment_bytes":1}})", config).message(),
+              "storage.segment_bytes is an internal setting and cannot be configured");
+    EXPECT_EQ(apply_config_json(R"({"http":{"read_timeout":true}})", config).message(),
+              "config: duration must be a string (e.g. \"10s\") or a number of nanoseconds");
+    ASSERT_TRUE(apply_config_json(R"({"http":{"read_timeout":10}})", config).is_ok());
+    EXPECT_EQ(config.http.read_timeout.count(), 10);  // nanoseconds, as Narad
+}
+
+// Rule: environment values are parsed as Go parses them, with Narad's error texts.
+TEST(ConfigLoaderTest, EnvironmentErrors) {
+    auto failed = load_config({}, env_of({{"NARAD_HTTP_READ_TIMEOUT", "abc"}}));
+    EXPECT_EQ(failed.status().message(),
+              "config: config: apply env: NARAD_HTTP_READ_TIMEOUT: time: invalid duration \"abc\"");
+    failed = load_config({}, env_of({{"NARAD_TOPIC_DEFAULT_PARTITIONS", "x"}}));
+    EXPECT_EQ(failed.status().message(),
+              "config: config: apply env: NARAD_TOPIC_DEFAULT_PARTITIONS: strconv.Atoi: parsing "
+              "\"x\": invalid syntax");
+    failed = load_config({}, env_of({{"NARAD_SECURITY_ENABLED", "yes"}}));
+    EXPECT_NE(failed.status().message().find("strconv.ParseBool"), std::string::npos);
+}
+
+// Rule: validation reports every violation together, in Narad's words.
+TEST(ConfigLoaderTest, ValidationJoinsAllProblems) {
+    auto failed = load_config({}, env_of({{"NARAD_HTTP_MAX_CONSUME_WAIT", "40s"},
+                                          {"NARAD_TOPIC_DEFAULT_PARTITIONS", "2"},
+                                          {"NARAD_LOG_FORMAT", "xml"}}));
+    EXPECT_EQ(
+        failed.status().message(),
+        "config: http.max_consume_wait (40s) must be < http.write_timeout (30s); "
+        "http.max_consume_wait (40s) must be <= http.shutdown_grace (10s); "
+        "topic.default_partitions must be >= 3; log.format \"xml\" is not one of [json, text]");
+}
+
+}  // namespace
+}  // namespace narad::node

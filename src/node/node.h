@@ -1,0 +1,37 @@
+// Node: builds every component of a single Narad node from its Config, starts them in dependency
+// order (metastore, start-up sweep, WAL recovery, consumer offsets, dispatcher, HTTP) and stops
+// them in reverse, so nothing acknowledged is lost at shutdown: parked long-polls are answered, the
+// HTTP server drains, the dispatcher finishes its batch, consumer positions are flushed.
+// start()/stop() from one thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "base/status.h"
+#include "node/config.h"
+
+namespace narad::node {
+
+class Node {
+  public:
+    explicit Node(Config config);
+    ~Node();
+
+    Status start();
+    void stop();
+
+    // The bound public port (useful when configured with port 0).
+    uint16_t http_port() const;
+    bool ready() const;
+
+  private:
+    class Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Splits "host:port" / ":port" / "[v6]:port" into host and port; an empty host means all
+// interfaces.
+Result<std::pair<std::string, uint16_t>> split_host_port(std::string_view address);
+
+}  // namespace narad::node
