@@ -1,0 +1,154 @@
+// `narad user add|grant|ls|rm` and `narad cluster members|moves|decommission`: thin HTTP calls.
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/admin.h"
+#include "cli/calls.h"
+#include "cli/command.h"
+#include "cli/text.h"
+
+namespace narad::cli {
+namespace {
+
+struct AdminFlags {
+    std::vector<std::string> args;
+    std::string password;
+    std::vector<std::string> grants;
+    bool cancel = false;
+    bool dry_run = false;
+    bool detail = false;
+    std::string target;
+};
+
+void register_user(CommandTree& tree) {
+    CommandEnv& env = tree.env();
+    CLI::App* user = tree.add(nullptr, "user", "manage users and grants (admin)");
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(user, "add", "create a user");
+        cmd->add_option("--user-password", f->password, "the new user's password (required)");
+        cmd->add_option("--grant", f->grants,
+                        "grant as action:pattern[,pattern] \xe2\x80\x94 e.g. --grant "
+                        "\"produce:orders-*\" (actions: produce, consume, create, admin)")
+            ->allow_extra_args(false);
+        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, cmd, &env]() -> Status {
+            if (cmd->count("--user-password") == 0) {
+                return Status(Errc::invalid_argument, "required flag(s) \"user-password\" not set");
+            }
+            NARAD_ASSIGN_OR_RETURN(nlohmann::json grants, parse_grants(f->grants));
+            nlohmann::json body = {{"username", f->args[0]}, {"password", f->password}};
+            if (!grants.empty()) body["grants"] = grants;
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_and_print(*api, env.output.out, "POST", "/v1/users", body);
+        });
+    }
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(user, "grant", "replace a user's grants");
+        cmd->add_option("--grant", f->grants, "grant as action:pattern[,pattern]; repeatable")
+            ->allow_extra_args(false);
+        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+            NARAD_ASSIGN_OR_RETURN(nlohmann::json grants, parse_grants(f->grants));
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_and_print(*api, env.output.out, "PUT",
+                                  "/v1/users/" + path_escape(f->args[0]) + "/grants",
+                                  nlohmann::json{{"grants", grants}});
+        });
+    }
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(user, "ls", "list users");
+        tree.set_action(cmd, &f->args, ArgRule::none(), [&env]() -> Status {
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_and_print(*api, env.output.out, "GET", "/v1/users");
+        });
+    }
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(user, "rm", "delete a user");
+        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_silent(*api, "DELETE", "/v1/users/" + path_escape(f->args[0]));
+        });
+    }
+}
+
+void register_cluster(CommandTree& tree) {
+    CommandEnv& env = tree.env();
+    CLI::App* cluster = tree.add(nullptr, "cluster",
+                                 "inspect and drive partition placement (rebalance, decommission)");
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(cluster, "decommission",
+                                 "drain a node's partitions off and remove it from the cluster");
+        cmd->footer(
+            "Marks a node for decommission: the controller sheds every partition it owns\n"
+            "onto the other nodes and, once drained, removes it from the voter set.\n"
+            "Use --cancel to stop an in-progress decommission (the node keeps its\n"
+            "partitions and starts receiving again).");
+        cmd->add_flag("--cancel", f->cancel, "cancel an in-progress decommission");
+        cmd->add_flag("--dry-run", f->dry_run,
+                      "only report whether the node could be decommissioned, and why not");
+        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+            const std::string target =
+                "/v1/cluster/members/" + path_escape(f->args[0]) + "/decommission";
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            if (f->dry_run) {
+                return send_and_print(*api, env.output.out, "POST", target + "?dry_run=true");
+            }
+            return send_silent(*api, f->cancel ? "DELETE" : "POST", target);
+        });
+    }
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd =
+            tree.add(cluster, "moves", "list partitions currently being moved between nodes");
+        cmd->add_flag("--detail", f->detail,
+                      "each side's status, phase, bytes copied, passes and freeze time");
+        tree.set_action(cmd, &f->args, ArgRule::none(), [f, &env]() -> Status {
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_and_print(
+                *api, env.output.out, "GET",
+                f->detail ? "/v1/cluster/moves?detail=true" : "/v1/cluster/moves");
+        });
+        auto abort_flags = std::make_shared<AdminFlags>();
+        CLI::App* abort = tree.add(cmd, "abort", "abort the move of one partition");
+        abort->add_option("--target", abort_flags->target, "only if the move goes to this node id");
+        tree.set_action(
+            abort, &abort_flags->args, ArgRule::exact(2), [abort_flags, &env]() -> Status {
+                std::string target = "/v1/cluster/moves/" + path_escape(abort_flags->args[0]) +
+                                     "/" + path_escape(abort_flags->args[1]) + "/abort";
+                if (!abort_flags->target.empty()) {
+                    target += "?target=" + query_escape(abort_flags->target);
+                }
+                NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+                return send_and_print(*api, env.output.out, "POST", target);
+            });
+    }
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(cluster, "status", "the controller's view of the cluster");
+        tree.set_action(cmd, &f->args, ArgRule::none(), [&env]() -> Status {
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_and_print(*api, env.output.out, "GET", "/v1/cluster/status");
+        });
+    }
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(cluster, "members",
+                                 "list cluster members with partition counts and drain status");
+        tree.set_action(cmd, &f->args, ArgRule::none(), [&env]() -> Status {
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_and_print(*api, env.output.out, "GET", "/v1/cluster/members");
+        });
+    }
+}
+
+}  // namespace
+
+void register_admin_commands(CommandTree& tree) {
+    register_user(tree);
+    register_cluster(tree);
+}
+
+}  // namespace narad::cli

@@ -1,0 +1,405 @@
+#include "cli/command.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/test_support.h"
+
+namespace narad::cli {
+namespace {
+
+using testing::FakeApi;
+
+class ForwardingApi final : public Api {
+  public:
+    explicit ForwardingApi(FakeApi& target) : target_(target) {}
+    Result<net::HttpResponse> call(std::string_view method, std::string_view target,
+                                   std::string_view body, std::string_view content_type) override {
+        return target_.call(method, target, body, content_type);
+    }
+
+  private:
+    FakeApi& target_;
+};
+
+// Runs whole `narad` command lines against a fake server, a fake sleeper and a private config dir.
+class Cli {
+  public:
+    Cli() : env_{captured_.output, {}, in_, sleeper_, {}, {}, {}} {
+        vars_["NARAD_CONFIG_DIR"] = dir_.path();
+        env_.env = [this](std::string_view name) {
+            auto it = vars_.find(std::string(name));
+            return it == vars_.end() ? std::string() : it->second;
+        };
+        env_.api_factory = [this](const CliContext& connection) -> Result<std::unique_ptr<Api>> {
+            connections.push_back(connection);
+            return std::unique_ptr<Api>(std::make_unique<ForwardingApi>(api));
+        };
+        env_.serve = [this](const std::vector<std::string>& args) {
+            serve_args = args;
+            return serve_exit;
+        };
+    }
+
+    int run(std::vector<std::string> args, std::string stdin_text = "") {
+        captured_.out.str("");
+        captured_.err.str("");
+        in_.clear();
+        in_.str(stdin_text);
+        env_.exit_code = 0;
+        return run_cli(std::move(args), env_);
+    }
+    std::string out() const { return captured_.out.str(); }
+    std::string err() const { return captured_.err.str(); }
+
+    FakeApi api;
+    std::vector<CliContext> connections;
+    std::vector<std::string> serve_args;
+    int serve_exit = 0;
+    testing::FakeSleeper& sleeper() { return sleeper_; }
+
+  private:
+    testing::TempDir dir_;
+    std::map<std::string, std::string> vars_;
+    testing::CapturedOutput captured_;
+    std::istringstream in_;
+    testing::FakeSleeper sleeper_;
+    CommandEnv env_;
+};
+
+// Rule: positional-argument mistakes fail with cobra's texts, "narad: " prefixed, exit 1.
+TEST(Commands, ArgumentCountErrorsUseCobraTexts) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"topic", "add"}), 1);
+    EXPECT_EQ(cli.err(), "narad: accepts 1 arg(s), received 0\n");
+    EXPECT_EQ(cli.run({"topic", "ls", "extra"}), 1);
+    EXPECT_EQ(cli.err(), "narad: unknown command \"extra\" for \"narad topic ls\"\n");
+    EXPECT_EQ(cli.run({"pub", "a", "b", "c"}), 1);
+    EXPECT_EQ(cli.err(), "narad: accepts between 1 and 2 arg(s), received 3\n");
+    EXPECT_EQ(cli.run({"bogus"}), 1);
+    EXPECT_EQ(cli.err(), "narad: unknown command \"bogus\" for \"narad\"\n");
+    EXPECT_TRUE(cli.api.calls.empty());
+}
+
+// Rule: bad flags fail with pflag's texts (unknown flag, invalid int, invalid duration).
+TEST(Commands, FlagErrorsUsePflagTexts) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"topic", "ls", "--nope"}), 1);
+    EXPECT_EQ(cli.err(), "narad: unknown flag: --nope\n");
+    EXPECT_EQ(cli.run({"pub", "t", "m", "--count", "x"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: invalid argument \"x\" for \"--count\" flag: strconv.ParseInt: parsing "
+              "\"x\": invalid syntax\n");
+    EXPECT_EQ(cli.run({"topic", "add", "t", "--retention", "7x"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: invalid argument \"7x\" for \"--retention\" flag: time: unknown unit \"x\" "
+              "in duration \"7x\"\n");
+    EXPECT_EQ(cli.run({"pub", "t", "--partition"}), 1);
+    EXPECT_EQ(cli.err(), "narad: flag needs an argument: --partition\n");
+    EXPECT_TRUE(cli.api.calls.empty());
+}
+
+// Rule: bare `narad` and a group without a verb print help and succeed.
+TEST(Commands, BareCommandsPrintHelp) {
+    Cli cli;
+    EXPECT_EQ(cli.run({}), 0);
+    EXPECT_NE(cli.out().find("topic"), std::string::npos);
+    EXPECT_EQ(cli.run({"topic"}), 0);
+    EXPECT_NE(cli.out().find("add"), std::string::npos);
+    EXPECT_EQ(cli.run({"topics", "ls", "--help"}), 0);
+    EXPECT_NE(cli.out().find("--json"), std::string::npos);
+}
+
+// Rule: `topic add` sends only values > 0, durations in ms (7d included), keys sorted, and
+// prints the answer pretty.
+TEST(Commands, TopicAddSendsMillisecondsAndPrintsPretty) {
+    Cli cli;
+    cli.api.answer(201, "{\"name\":\"t\",\"partitions\":6}\n");
+    EXPECT_EQ(cli.run({"topic", "add", "t", "--partitions", "6", "--retention", "7d",
+                       "--visibility", "30s", "--max-in-flight", "10", "--delay", "0s"}),
+              0)
+        << cli.err();
+    ASSERT_EQ(cli.api.calls.size(), 1u);
+    EXPECT_EQ(cli.api.calls[0].method, "POST");
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/topics");
+    EXPECT_EQ(cli.api.calls[0].content_type, "application/json");
+    EXPECT_EQ(cli.api.calls[0].body,
+              "{\"max_in_flight_per_partition\":10,\"name\":\"t\",\"partitions\":6,"
+              "\"retention_ms\":604800000,\"visibility_timeout_ms\":30000}");
+    EXPECT_EQ(cli.out(), "{\n  \"name\": \"t\",\n  \"partitions\": 6\n}\n\n");
+}
+
+// Rule: --delay needs --parent; with a parent it becomes fanout_delay_ms.
+TEST(Commands, TopicAddDelayNeedsParent) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"topic", "add", "c", "--delay", "30s"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --delay requires --parent (delay lives on fan-out children)\n");
+    cli.api.answer(201, "{}");
+    EXPECT_EQ(cli.run({"topic", "add", "c", "--parent", "p", "--delay", "1m"}), 0);
+    EXPECT_EQ(cli.api.calls.back().body,
+              "{\"fanout_delay_ms\":60000,\"name\":\"c\",\"parent\":\"p\"}");
+}
+
+// Rule: `topic edit` refuses an empty change and --visibility (never sent), and PATCHes the rest.
+TEST(Commands, TopicEditRefusesVisibilityAndEmptyChange) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"topic", "edit", "t"}), 1);
+    EXPECT_EQ(cli.err(), "narad: nothing to change (see --help)\n");
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--visibility", "30s", "--retention", "2h"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: visibility cannot be changed after create; the server does not accept "
+              "visibility_timeout_ms in PATCH\n");
+    EXPECT_TRUE(cli.api.calls.empty());
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--retention", "2h", "--partitions", "9",
+                       "--max-in-flight", "5", "--max-acked-ahead", "7"}),
+              0);
+    ASSERT_EQ(cli.api.calls.size(), 1u);
+    EXPECT_EQ(cli.api.calls[0].method, "PATCH");
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/topics/t");
+    EXPECT_EQ(cli.api.calls[0].body,
+              "{\"max_acked_ahead_per_partition\":7,\"max_in_flight_per_partition\":5,"
+              "\"partitions\":9,\"retention_ms\":7200000}");
+}
+
+// Rule: `topic ls` follows next_page_token until it is empty and prints one table.
+TEST(Commands, TopicLsPagesThroughEverything) {
+    Cli cli;
+    cli.api.answer(
+        200,
+        R"({"next_page_token":"a b","topics":[{"name":"a b","partitions":3,"retention_ms":0}]})");
+    cli.api.answer(
+        200,
+        R"({"next_page_token":"","topics":[{"name":"c","partitions":4,"retention_ms":3600000,"role":"parent"}]})");
+    EXPECT_EQ(cli.run({"topic", "ls"}), 0) << cli.err();
+    ASSERT_EQ(cli.api.calls.size(), 2u);
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/topics?limit=1000");
+    EXPECT_EQ(cli.api.calls[1].target, "/v1/topics?limit=1000&page_token=a+b");
+    EXPECT_NE(cli.out().find("a b                                       3      forever  -\n"),
+              std::string::npos)
+        << cli.out();
+    EXPECT_NE(cli.out().find("c                                         4       1h0m0s  parent\n"),
+              std::string::npos);
+    cli.api.answer(200, R"({"next_page_token":"","topics":[]})");
+    EXPECT_EQ(cli.run({"topic", "ls", "--json"}), 0);
+    EXPECT_EQ(cli.out(), "null\n");
+}
+
+// Rule: `topic rm` asks first; only y, Y or yes deletes; the answer "aborted" is an error.
+TEST(Commands, TopicRmConfirms) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"topic", "rm", "t"}, "no\n"), 1);
+    EXPECT_EQ(cli.out(), "delete topic \"t\" and all its data? [y/N] ");
+    EXPECT_EQ(cli.err(), "narad: aborted\n");
+    EXPECT_TRUE(cli.api.calls.empty());
+    cli.api.answer(204);
+    EXPECT_EQ(cli.run({"topic", "rm", "t"}, "yes\n"), 0);
+    EXPECT_EQ(cli.api.calls.back().method, "DELETE");
+    EXPECT_TRUE(cli.out().ends_with("deleted t\n"));
+    cli.api.answer(204);
+    EXPECT_EQ(cli.run({"topic", "rm", "-f", "u"}), 0);
+    EXPECT_EQ(cli.out(), "deleted u\n");
+}
+
+// Rule: HTTP failures surface as "narad: http <code>: <msg>".
+TEST(Commands, HttpErrorsAreReported) {
+    Cli cli;
+    cli.api.answer(404, "{\"error\":\"topic not found\"}\n");
+    EXPECT_EQ(cli.run({"topic", "info", "nope"}), 1);
+    EXPECT_EQ(cli.err(), "narad: http 404: topic not found\n");
+    cli.api.fail("transport: cannot connect to 127.0.0.1:7942: Connection refused");
+    EXPECT_EQ(cli.run({"topic", "children", "p"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: transport: cannot connect to 127.0.0.1:7942: Connection refused\n");
+}
+
+// Rule: persistent -s/-u/-p flags work after the subcommand too.
+TEST(Commands, GlobalFlagsAnywhere) {
+    Cli cli;
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topic", "info", "t", "-s", "http://x:1", "--user", "bob", "-p", "pw"}), 0);
+    ASSERT_EQ(cli.connections.size(), 1u);
+    EXPECT_EQ(cli.connections[0].server, "http://x:1");
+    EXPECT_EQ(cli.connections[0].user, "bob");
+    EXPECT_EQ(cli.connections[0].password, "pw");
+}
+
+// Rule: `pub` posts the body as octet-stream and reports its size on stderr.
+TEST(Commands, PubSendsOneMessage) {
+    Cli cli;
+    cli.api.answer(202);
+    EXPECT_EQ(cli.run({"pub", "t", "{\"hello\":1}", "-k", "user-1", "--partition", "2"}), 0)
+        << cli.err();
+    ASSERT_EQ(cli.api.calls.size(), 1u);
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/topics/t/produce?key=user-1&partition=2");
+    EXPECT_EQ(cli.api.calls[0].body, "{\"hello\":1}");
+    EXPECT_EQ(cli.api.calls[0].content_type, "application/octet-stream");
+    EXPECT_EQ(cli.err(), "accepted (11 bytes)\n");
+    cli.api.answer(202);
+    EXPECT_EQ(cli.run({"pub", "t"}, "from stdin"), 0);
+    EXPECT_EQ(cli.api.calls.back().body, "from stdin");
+}
+
+// Rule: `pub --count N --rate R` paces through the sleeper and summarises; a failure names the
+// message number.
+TEST(Commands, PubCountAndRate) {
+    Cli cli;
+    for (int i = 0; i < 3; ++i) cli.api.answer(202);
+    EXPECT_EQ(cli.run({"pub", "t", "m", "--count", "3", "--rate", "10"}), 0) << cli.err();
+    EXPECT_EQ(cli.api.calls.size(), 3u);
+    EXPECT_EQ(cli.sleeper().sleeps.size(), 3u);
+    EXPECT_TRUE(cli.err().starts_with("accepted 3 messages in ")) << cli.err();
+    EXPECT_TRUE(cli.err().ends_with(" msg/s)\n"));
+    cli.api.answer(202);
+    cli.api.answer(503, "{\"error\":\"busy\"}");
+    EXPECT_EQ(cli.run({"pub", "t", "m", "--count", "5"}), 1);
+    EXPECT_EQ(cli.err(), "narad: message 2/5: http 503: busy\n");
+}
+
+// Rule: `ctx` adds (first becomes current), selects, lists and removes (clearing current).
+TEST(Commands, ContextLifecycle) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"ctx", "add", "x"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --server is required\n");
+    EXPECT_EQ(cli.run({"ctx", "ls"}), 0);
+    EXPECT_EQ(cli.out(), "no contexts (narad ctx add <name> --server URL)\n");
+    EXPECT_EQ(cli.run({"ctx", "add", "a", "--server", "http://a:1"}), 0);
+    EXPECT_EQ(cli.out(), "context \"a\" saved (current: a)\n");
+    EXPECT_EQ(cli.run({"ctx", "add", "b", "--server", "http://b:2", "--user", "bob"}), 0);
+    EXPECT_EQ(cli.out(), "context \"b\" saved (current: a)\n");
+    EXPECT_EQ(cli.run({"ctx", "select", "c"}), 1);
+    EXPECT_EQ(cli.err(), "narad: no context \"c\" (narad ctx ls)\n");
+    EXPECT_EQ(cli.run({"ctx", "select", "b"}), 0);
+    EXPECT_EQ(cli.out(), "current context: b\n");
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topic", "info", "t"}), 0);
+    EXPECT_EQ(cli.connections.back().server, "http://b:2");
+    EXPECT_EQ(cli.connections.back().user, "bob");
+    EXPECT_EQ(cli.run({"ctx", "rm", "b"}), 0);
+    EXPECT_EQ(cli.out(), "");
+    EXPECT_EQ(cli.run({"ctx", "rm", "b"}), 1);
+    EXPECT_EQ(cli.err(), "narad: no context \"b\"\n");
+    EXPECT_EQ(cli.run({"ctx", "ls"}), 0);
+    EXPECT_EQ(cli.out(), "  a                http://a:1                               user=-\n");
+}
+
+// Rule: `user add` needs --user-password and sends parsed grants; `user grant` PUTs them.
+TEST(Commands, UserCommands) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"user", "add", "u"}), 1);
+    EXPECT_EQ(cli.err(), "narad: required flag(s) \"user-password\" not set\n");
+    cli.api.answer(201, "{\"username\":\"u\"}");
+    EXPECT_EQ(cli.run({"user", "add", "u", "--user-password", "pw", "--grant", "produce:a-*, b",
+                       "--grant", "admin"}),
+              0)
+        << cli.err();
+    EXPECT_EQ(cli.api.calls.back().body,
+              "{\"grants\":[{\"action\":\"produce\",\"patterns\":[\"a-*\",\"b\"]},{\"action\":"
+              "\"admin\"}],\"password\":\"pw\",\"username\":\"u\"}");
+    EXPECT_EQ(cli.run({"user", "grant", "u", "--grant", "read:x"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: unknown action \"read\" in grant \"read:x\" (want "
+              "produce|consume|create|admin)\n");
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"user", "grant", "u"}), 0);
+    EXPECT_EQ(cli.api.calls.back().method, "PUT");
+    EXPECT_EQ(cli.api.calls.back().target, "/v1/users/u/grants");
+    EXPECT_EQ(cli.api.calls.back().body, "{\"grants\":[]}");
+}
+
+// Rule: `cluster decommission` POSTs, or DELETEs with --cancel, silently.
+TEST(Commands, ClusterDecommission) {
+    Cli cli;
+    cli.api.answer(204);
+    cli.api.answer(204);
+    EXPECT_EQ(cli.run({"cluster", "decommission", "n1"}), 0);
+    EXPECT_EQ(cli.run({"cluster", "decommission", "n1", "--cancel"}), 0);
+    EXPECT_EQ(cli.api.calls[0].method, "POST");
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/cluster/members/n1/decommission");
+    EXPECT_EQ(cli.api.calls[1].method, "DELETE");
+    EXPECT_EQ(cli.out(), "");
+}
+
+// Rule: our cluster additions are thin calls: moves --detail, moves abort, decommission --dry-run.
+TEST(Commands, ClusterAdditions) {
+    Cli cli;
+    for (int i = 0; i < 4; ++i) cli.api.answer(200, "{\"ok\":true}");
+    EXPECT_EQ(cli.run({"cluster", "moves", "--detail"}), 0);
+    EXPECT_EQ(cli.run({"cluster", "moves", "abort", "orders", "3", "--target", "n2"}), 0)
+        << cli.err();
+    EXPECT_EQ(cli.run({"cluster", "decommission", "n1", "--dry-run"}), 0);
+    EXPECT_EQ(cli.run({"cluster", "moves"}), 0);
+    ASSERT_EQ(cli.api.calls.size(), 4u);
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/cluster/moves?detail=true");
+    EXPECT_EQ(cli.api.calls[1].method, "POST");
+    EXPECT_EQ(cli.api.calls[1].target, "/v1/cluster/moves/orders/3/abort?target=n2");
+    EXPECT_EQ(cli.api.calls[2].target, "/v1/cluster/members/n1/decommission?dry_run=true");
+    EXPECT_EQ(cli.api.calls[3].target, "/v1/cluster/moves");
+    EXPECT_EQ(cli.out(), "{\n  \"ok\": true\n}\n");
+}
+
+// Rule: `sub --from` without --peek is refused before any request.
+TEST(Commands, SubFromNeedsPeek) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"sub", "t", "--from", "3"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --from is a --peek flag (queue mode has no position)\n");
+    EXPECT_EQ(cli.run({"replay", "t"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --partition is required (replay is a positional read)\n");
+    EXPECT_TRUE(cli.api.calls.empty());
+}
+
+// Rule: `version` prints "narad <version>"; `server start` runs serve with the planned args and
+// exits with its code.
+TEST(Commands, VersionAndServerStart) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"version"}), 0);
+    EXPECT_EQ(cli.out(), "narad 3.1.0\n");
+    cli.serve_exit = 3;
+    EXPECT_EQ(cli.run({"server", "start", "--port", "9000", "--data-dir", "/d"}), 3);
+    const std::vector<std::string> expected{"--data-dir", "/d", "--port", "9000"};
+    EXPECT_EQ(cli.serve_args, expected);
+    cli.serve_exit = 0;
+    EXPECT_EQ(cli.run({"-s", "http://x:1", "serve", "--port", "1", "-help"}), 0);
+    const std::vector<std::string> passed{"--port", "1", "-help"};
+    EXPECT_EQ(cli.serve_args, passed);
+}
+
+// Rule: `server report` prints one row per topic from one list page plus a total.
+TEST(Commands, ServerReport) {
+    Cli cli;
+    cli.api.answer(
+        200,
+        R"({"next_page_token":"x","topics":[{"name":"a","partitions":3},{"name":"b","partitions":3}]})");
+    cli.api.answer(
+        200,
+        R"({"name":"a","partition_stats":[{"index":0,"high_watermark":4,"size_bytes":2048,"owner_node":"n1"}]})");
+    cli.api.answer(421, "{\"error\":\"this node does not own the requested partition\"}");
+    EXPECT_EQ(cli.run({"server", "report"}), 0) << cli.err();
+    EXPECT_EQ(cli.api.calls.size(), 3u);
+    EXPECT_NE(
+        cli.out().find("a                                 3            4     2.0KiB       1  -\n"),
+        std::string::npos)
+        << cli.out();
+    EXPECT_NE(cli.out().find("b                             (stats unavailable: http 421: this "
+                             "node does not own the requested partition)\n"),
+              std::string::npos);
+    cli.api.answer(200, R"({"next_page_token":"","topics":[]})");
+    EXPECT_EQ(cli.run({"server", "report"}), 0);
+    EXPECT_EQ(cli.out(), "no topics\n");
+}
+
+// Rule: the bash completion script lists the commands and their flags.
+TEST(Commands, CompletionScript) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"completion", "bash"}), 0);
+    EXPECT_NE(cli.out().find("complete -o default -F _narad narad"), std::string::npos);
+    EXPECT_NE(cli.out().find("\"topic add\") words=\""), std::string::npos);
+    EXPECT_NE(cli.out().find("--retention"), std::string::npos);
+    EXPECT_EQ(cli.run({"completion", "tcsh"}), 1);
+}
+
+}  // namespace
+}  // namespace narad::cli

@@ -1,0 +1,444 @@
+#include "cli/text.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace narad::cli {
+namespace {
+
+constexpr char kLowerHex[] = "0123456789abcdef";
+constexpr char kUpperHex[] = "0123456789ABCDEF";
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// Decodes one UTF-8 sequence at `text[i]`. Returns the rune and its length, or rune -1 with
+// length 1 for an invalid byte (Go's utf8.DecodeRuneInString returning RuneError, 1).
+std::pair<int32_t, size_t> decode_rune(std::string_view text, size_t i) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = byte(i);
+    if (c < 0x80) return {c, 1};
+    size_t length = 0;
+    int32_t rune = 0;
+    int32_t minimum = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+        length = 2;
+        rune = c & 0x1F;
+        minimum = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        length = 3;
+        rune = c & 0x0F;
+        minimum = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        length = 4;
+        rune = c & 0x07;
+        minimum = 0x10000;
+    } else {
+        return {-1, 1};
+    }
+    if (i + length > text.size()) return {-1, 1};
+    for (size_t k = 1; k < length; ++k) {
+        const unsigned char next = byte(i + k);
+        if ((next & 0xC0) != 0x80) return {-1, 1};
+        rune = (rune << 6) | (next & 0x3F);
+    }
+    if (rune < minimum || rune > 0x10FFFF || (rune >= 0xD800 && rune <= 0xDFFF)) return {-1, 1};
+    return {rune, length};
+}
+
+bool is_print(int32_t rune) {
+    // A close approximation of unicode.IsPrint for what a CLI sees: printable ASCII, and any valid
+    // rune above U+00A0 other than the few format and separator code points below.
+    if (rune < 0x80) return rune >= 0x20 && rune < 0x7F;
+    if (rune < 0xA1) return false;
+    if (rune == 0xAD) return false;
+    if (rune >= 0x2000 && rune <= 0x200F) return rune < 0x200B;  // spaces print, ZW* do not
+    if (rune >= 0x2028 && rune <= 0x202E) return false;
+    if (rune >= 0x2060 && rune <= 0x206F) return false;
+    if (rune == 0xFEFF || (rune >= 0xFFF9 && rune <= 0xFFFB)) return false;
+    return true;
+}
+
+// Go's underscoreOK: underscores only between digits or after a base prefix.
+bool underscores_ok(std::string_view s) {
+    char saw = '^';
+    size_t i = 0;
+    if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+    bool hex = false;
+    if (s.size() >= 2 && s[0] == '0') {
+        const char p = char(s[1] | 0x20);
+        if (p == 'b' || p == 'o' || p == 'x') {
+            hex = p == 'x';
+            i = 2;
+            saw = '0';
+        }
+    }
+    for (; i < s.size(); ++i) {
+        const char c = s[i];
+        const char lower = char(c | 0x20);
+        if ((c >= '0' && c <= '9') || (hex && lower >= 'a' && lower <= 'f')) {
+            saw = '0';
+            continue;
+        }
+        if (c == '_') {
+            if (saw != '0') return false;
+            saw = '_';
+            continue;
+        }
+        if (saw == '_') return false;
+        saw = '!';
+    }
+    return saw != '_';
+}
+
+}  // namespace
+
+Result<int64_t> parse_go_int(std::string_view text) {
+    const std::string quoted = go_quote(text);
+    const auto syntax = [&] {
+        return Status(Errc::invalid_argument,
+                      "strconv.ParseInt: parsing " + quoted + ": invalid syntax");
+    };
+    const auto range = [&] {
+        return Status(Errc::invalid_argument,
+                      "strconv.ParseInt: parsing " + quoted + ": value out of range");
+    };
+    if (text.empty()) return syntax();
+    std::string_view s = text;
+    bool negative = false;
+    if (s[0] == '+' || s[0] == '-') {
+        negative = s[0] == '-';
+        s.remove_prefix(1);
+    }
+    int base = 10;
+    bool any_underscore = false;
+    if (!s.empty() && s[0] == '0') {
+        if (s.size() >= 3 && (s[1] | 0x20) == 'b') {
+            base = 2;
+            s.remove_prefix(2);
+        } else if (s.size() >= 3 && (s[1] | 0x20) == 'o') {
+            base = 8;
+            s.remove_prefix(2);
+        } else if (s.size() >= 3 && (s[1] | 0x20) == 'x') {
+            base = 16;
+            s.remove_prefix(2);
+        } else {
+            base = 8;
+            s.remove_prefix(1);
+            if (s.empty()) return int64_t{0};
+        }
+    }
+    if (s.empty()) return syntax();
+    uint64_t value = 0;
+    const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+    bool overflow = false;
+    for (char c : s) {
+        if (c == '_') {
+            any_underscore = true;
+            continue;
+        }
+        int digit = 0;
+        const char lower = char(c | 0x20);
+        if (c >= '0' && c <= '9') {
+            digit = c - '0';
+        } else if (lower >= 'a' && lower <= 'z') {
+            digit = lower - 'a' + 10;
+        } else {
+            return syntax();
+        }
+        if (digit >= base) return syntax();
+        if (overflow) continue;
+        if (value > (limit - uint64_t(digit)) / uint64_t(base)) {
+            overflow = true;
+            continue;
+        }
+        value = value * uint64_t(base) + uint64_t(digit);
+    }
+    if (any_underscore && !underscores_ok(text)) return syntax();
+    if (overflow) return range();
+    if (negative) {
+        return value == (uint64_t{1} << 63) ? std::numeric_limits<int64_t>::min() : -int64_t(value);
+    }
+    return int64_t(value);
+}
+
+std::string flag_error(std::string_view value, std::string_view flag, std::string_view error) {
+    return "invalid argument " + go_quote(value) + " for " + go_quote(flag) +
+           " flag: " + std::string(error);
+}
+
+std::string go_quote(std::string_view text) {
+    std::string out = "\"";
+    for (size_t i = 0; i < text.size();) {
+        auto [rune, length] = decode_rune(text, i);
+        if (rune < 0) {
+            const unsigned char c = static_cast<unsigned char>(text[i]);
+            out += "\\x";
+            out += kLowerHex[c >> 4];
+            out += kLowerHex[c & 0xF];
+            i += 1;
+            continue;
+        }
+        if (rune == '"' || rune == '\\') {
+            out += '\\';
+            out += char(rune);
+        } else if (is_print(rune)) {
+            out.append(text.substr(i, length));
+        } else {
+            switch (rune) {
+                case '\a':
+                    out += "\\a";
+                    break;
+                case '\b':
+                    out += "\\b";
+                    break;
+                case '\f':
+                    out += "\\f";
+                    break;
+                case '\n':
+                    out += "\\n";
+                    break;
+                case '\r':
+                    out += "\\r";
+                    break;
+                case '\t':
+                    out += "\\t";
+                    break;
+                case '\v':
+                    out += "\\v";
+                    break;
+                default: {
+                    char buffer[16];
+                    if (rune < 0x80) {
+                        std::snprintf(buffer, sizeof(buffer), "\\x%02x", unsigned(rune));
+                    } else if (rune < 0x10000) {
+                        std::snprintf(buffer, sizeof(buffer), "\\u%04x", unsigned(rune));
+                    } else {
+                        std::snprintf(buffer, sizeof(buffer), "\\U%08x", unsigned(rune));
+                    }
+                    out += buffer;
+                }
+            }
+        }
+        i += length;
+    }
+    out += '"';
+    return out;
+}
+
+std::string go_json_quote(std::string_view text) {
+    std::string out = "\"";
+    for (size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            switch (c) {
+                case '"':
+                    out += "\\\"";
+                    break;
+                case '\\':
+                    out += "\\\\";
+                    break;
+                case '\b':
+                    out += "\\b";
+                    break;
+                case '\f':
+                    out += "\\f";
+                    break;
+                case '\n':
+                    out += "\\n";
+                    break;
+                case '\r':
+                    out += "\\r";
+                    break;
+                case '\t':
+                    out += "\\t";
+                    break;
+                default:
+                    if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+                        out += "\\u00";
+                        out += kLowerHex[c >> 4];
+                        out += kLowerHex[c & 0xF];
+                    } else {
+                        out += char(c);
+                    }
+            }
+            ++i;
+            continue;
+        }
+        auto [rune, length] = decode_rune(text, i);
+        if (rune < 0) {
+            out += "\\ufffd";
+        } else if (rune == 0x2028 || rune == 0x2029) {
+            out += rune == 0x2028 ? "\\u2028" : "\\u2029";
+        } else {
+            out.append(text.substr(i, length));
+        }
+        i += length;
+    }
+    out += '"';
+    return out;
+}
+
+size_t rune_count(std::string_view text) {
+    size_t count = 0;
+    for (size_t i = 0; i < text.size(); ++count) i += decode_rune(text, i).second;
+    return count;
+}
+
+std::string pad_right(std::string_view text, size_t width) {
+    std::string out(text);
+    const size_t runes = rune_count(text);
+    if (runes < width) out.append(width - runes, ' ');
+    return out;
+}
+
+std::string pad_left(std::string_view text, size_t width) {
+    const size_t runes = rune_count(text);
+    std::string out;
+    if (runes < width) out.append(width - runes, ' ');
+    out.append(text);
+    return out;
+}
+
+std::string human_bytes(int64_t bytes) {
+    constexpr int64_t kUnit = 1024;
+    if (bytes < kUnit) return std::to_string(bytes) + "B";
+    int64_t divisor = kUnit;
+    int exponent = 0;
+    for (int64_t m = bytes / kUnit; m >= kUnit; m /= kUnit) {
+        divisor *= kUnit;
+        ++exponent;
+    }
+    return format_float1(double(bytes) / double(divisor)) + "KMGTPE"[exponent] + "iB";
+}
+
+namespace {
+std::string format_fixed(double value, int precision) {
+    if (std::isnan(value)) return "NaN";
+    if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+    char buffer[512];
+    std::snprintf(buffer, sizeof(buffer), "%.*f", precision, value);
+    return buffer;
+}
+}  // namespace
+
+std::string format_float0(double value) { return format_fixed(value, 0); }
+std::string format_float1(double value) { return format_fixed(value, 1); }
+
+std::string hex_encode(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        out += kLowerHex[c >> 4];
+        out += kLowerHex[c & 0xF];
+    }
+    return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+    if (text.size() % 4 != 0) return std::nullopt;
+    auto value_of = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    std::string out;
+    out.reserve(text.size() / 4 * 3);
+    for (size_t i = 0; i < text.size(); i += 4) {
+        int v[4];
+        int padding = 0;
+        for (int k = 0; k < 4; ++k) {
+            const char c = text[i + size_t(k)];
+            if (c == '=') {
+                // Padding may only end the final quantum, and only in its last two places.
+                if (i + 4 != text.size() || k < 2) return std::nullopt;
+                ++padding;
+                v[k] = 0;
+                continue;
+            }
+            if (padding > 0) return std::nullopt;
+            v[k] = value_of(c);
+            if (v[k] < 0) return std::nullopt;
+        }
+        const uint32_t bits = (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) |
+                              (uint32_t(v[2]) << 6) | uint32_t(v[3]);
+        out += char((bits >> 16) & 0xFF);
+        if (padding < 2) out += char((bits >> 8) & 0xFF);
+        if (padding < 1) out += char(bits & 0xFF);
+        // Go's strict decoding also rejects non-zero bits hidden under the padding.
+        if ((padding == 1 && (bits & 0xFF) != 0) || (padding == 2 && (bits & 0xFFFF) != 0)) {
+            return std::nullopt;
+        }
+    }
+    return out;
+}
+
+std::string base64_encode(std::string_view bytes) {
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const uint32_t bits = (uint32_t(uint8_t(bytes[i])) << 16) |
+                              (uint32_t(uint8_t(bytes[i + 1])) << 8) |
+                              uint32_t(uint8_t(bytes[i + 2]));
+        out += kBase64[(bits >> 18) & 63];
+        out += kBase64[(bits >> 12) & 63];
+        out += kBase64[(bits >> 6) & 63];
+        out += kBase64[bits & 63];
+    }
+    if (const size_t rest = bytes.size() - i; rest > 0) {
+        uint32_t bits = uint32_t(uint8_t(bytes[i])) << 16;
+        if (rest == 2) bits |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+        out += kBase64[(bits >> 18) & 63];
+        out += kBase64[(bits >> 12) & 63];
+        out += rest == 2 ? kBase64[(bits >> 6) & 63] : '=';
+        out += '=';
+    }
+    return out;
+}
+
+namespace {
+bool unreserved(unsigned char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.' || c == '~';
+}
+
+void append_escape(std::string& out, unsigned char c) {
+    out += '%';
+    out += kUpperHex[c >> 4];
+    out += kUpperHex[c & 0xF];
+}
+}  // namespace
+
+std::string query_escape(std::string_view text) {
+    std::string out;
+    for (unsigned char c : text) {
+        if (unreserved(c)) {
+            out += char(c);
+        } else if (c == ' ') {
+            out += '+';
+        } else {
+            append_escape(out, c);
+        }
+    }
+    return out;
+}
+
+std::string path_escape(std::string_view text) {
+    std::string out;
+    for (unsigned char c : text) {
+        // Go's encodePathSegment leaves these sub-delimiters alone.
+        const bool keep = c == '$' || c == '&' || c == '+' || c == ',' || c == ':' || c == ';' ||
+                          c == '=' || c == '@';
+        if (unreserved(c) || keep) {
+            out += char(c);
+        } else {
+            append_escape(out, c);
+        }
+    }
+    return out;
+}
+
+}  // namespace narad::cli
