@@ -1,0 +1,64 @@
+# The two commands that matter: `make run` and `make test` (see README.md).
+# Every target installs the Debian packages it needs first (scripts/install-deps.sh is idempotent).
+
+JOBS ?= $(shell nproc)
+RELEASE_DIR ?= build/release
+TEST_DIR ?= build/test
+ASAN_DIR ?= build/asan
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build run test test-build unit cluster chaos bench asan format clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+# Release build: optimized, failpoints compiled out.
+build: deps
+	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DNARAD_FAILPOINTS=OFF \
+		-DNARAD_TESTS=OFF -DNARAD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(RELEASE_DIR) --target narad -j $(JOBS)
+
+# A single-node Narad on 127.0.0.1:7942 with its embedded defaults (auth off, data in ~/.narad/data).
+run: build
+	@$(RELEASE_DIR)/narad server start --dev
+
+# Test build: optimized with debug info and failpoints compiled in.
+test-build: deps
+	@cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNARAD_FAILPOINTS=ON \
+		-DNARAD_TESTS=ON -DNARAD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(TEST_DIR) -j $(JOBS)
+
+# Every unit and cluster (multi-process) test.
+test: test-build
+	@cd $(TEST_DIR) && ctest -L 'unit|cluster' --output-on-failure -j $(JOBS) --timeout 900
+
+unit: test-build
+	@cd $(TEST_DIR) && ctest -L unit --output-on-failure -j $(JOBS)
+
+cluster: test-build
+	@cd $(TEST_DIR) && ctest -L cluster --output-on-failure -j $(JOBS)
+
+# Long crash-and-recover runs, not part of `make test`.
+chaos: test-build
+	@cd $(TEST_DIR) && ctest -L chaos --output-on-failure
+
+# Whole-system benchmarks (docs/benchmarks.md).
+bench: build
+	@cmake -S . -B $(RELEASE_DIR) -DNARAD_BENCH=ON >/dev/null
+	@cmake --build $(RELEASE_DIR) -j $(JOBS)
+	@./bench/run.sh $(RELEASE_DIR)
+
+# Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
+asan: deps
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DNARAD_SANITIZE=ON -DNARAD_FAILPOINTS=ON \
+		-DNARAD_TESTS=ON -DNARAD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(ASAN_DIR) -j $(JOBS)
+	@cd $(ASAN_DIR) && ctest -L unit --output-on-failure -j $(JOBS)
+
+format:
+	@find src tests bench -name '*.cc' -o -name '*.h' | xargs clang-format -i
+
+clean:
+	@rm -rf build
