@@ -270,9 +270,7 @@ class Session : public std::enable_shared_from_this<Session> {
                                 });
     }
 
-    void reject(int status, std::string_view message) {
-        send_error(status, message);
-    }
+    void reject(int status, std::string_view message) { send_error(status, message); }
 
     void dispatch() {
         sent_continue_ = false;

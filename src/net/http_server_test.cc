@@ -72,7 +72,6 @@ class HttpServerTest : public ::testing::Test {
     std::vector<HttpRequest> requests_;  // GUARDED_BY(mutex_)
 };
 
-
 // Rule: a request's method, raw target, decoded path, decoded query (in order, duplicates kept),
 // lower-cased headers, body and remote address reach the handler, and the handler's status, type,
 // body and extra headers reach the client; the byte counters count both ways.

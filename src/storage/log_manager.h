@@ -1,6 +1,7 @@
-// LogManager: this node's open partition logs, keyed by (topic, partition). Logs are opened on demand
-// (a topic that is never used opens nothing) and closed again once idle for `idle_eviction`, then
-// reopened transparently by the next get(). Removing a topic closes its logs and deletes its data.
+// LogManager: this node's open partition logs, keyed by (topic, partition). Logs are opened on
+// demand (a topic that is never used opens nothing) and closed again once idle for `idle_eviction`,
+// then reopened transparently by the next get(). Removing a topic closes its logs and deletes its
+// data.
 //
 // Layout (DESIGN.md "Storage"): <data>/topics/<topic>/p%05d/ holds one partition's segments and its
 // sidecar files (consumer.offset and others owned by other modules).
@@ -21,7 +22,7 @@ namespace narad::storage {
 enum class CreateIfMissing { no, yes };
 
 class LogManager {
-public:
+  public:
     LogManager(io::FileSystem& fs, Clock& clock, std::string data_directory, LogOptions options);
     ~LogManager();
 
@@ -47,7 +48,7 @@ public:
     // Called after each append to any log, with (topic, partition, new HWM).
     void set_append_listener(std::function<void(const std::string&, PartitionId, Offset)> listener);
 
-private:
+  private:
     class Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -1,21 +1,22 @@
 // PartitionLog: one partition's durable, append-only log of records, addressed by dense offsets.
 //
 // On disk it is a directory of segment files named by their base offset (docs/formats/segment.md),
-// each a sequence of checksummed frames (docs/formats/frame.md), with an offset index per segment so a
-// read at any offset costs one seek; the active (last) segment rolls at `segment_bytes_max`.
+// each a sequence of checksummed frames (docs/formats/frame.md), with an offset index per segment
+// so a read at any offset costs one seek; the active (last) segment rolls at `segment_bytes_max`.
 //
 // Durability: append() writes its frames, fdatasyncs, reads them back to check them, and only then
-// advances the high watermark (HWM, the offset after the last durable record). Concurrent appends share
-// one fdatasync (group commit: the first waiting appender writes and syncs for everyone queued behind
-// it). A failed append truncates its frames and leaves the log exactly as it was. Reads never return a
-// record at or past the HWM.
+// advances the high watermark (HWM, the offset after the last durable record). Concurrent appends
+// share one fdatasync (group commit: the first waiting appender writes and syncs for everyone
+// queued behind it). A failed append truncates its frames and leaves the log exactly as it was.
+// Reads never return a record at or past the HWM.
 //
-// Recovery (open): the active segment is scanned; a torn or corrupt tail is cut (logged with the bytes
-// cut) and the HWM is the offset after the last good frame. A corrupt frame inside a sealed segment is
-// not fatal: it is reported by read() in `corrupt` so the consumer skips it, and counted.
+// Recovery (open): the active segment is scanned; a torn or corrupt tail is cut (logged with the
+// bytes cut) and the HWM is the offset after the last good frame. A corrupt frame inside a sealed
+// segment is not fatal: it is reported by read() in `corrupt` so the consumer skips it, and
+// counted.
 //
-// Thread-safety: all methods may be called from any thread concurrently. append() blocks on disk I/O,
-// so it must not run on the HTTP threads.
+// Thread-safety: all methods may be called from any thread concurrently. append() blocks on disk
+// I/O, so it must not run on the HTTP threads.
 #pragma once
 
 #include <functional>
@@ -42,16 +43,16 @@ struct LogOptions {
 };
 
 struct AppendResult {
-    Offset first;                 // offset given to the first appended record (= HWM before)
-    uint32_t appended = 0;        // records appended
-    uint32_t duplicates = 0;      // records skipped because their producer stamp was committed
-    Offset high_watermark;        // HWM after this append
+    Offset first;             // offset given to the first appended record (= HWM before)
+    uint32_t appended = 0;    // records appended
+    uint32_t duplicates = 0;  // records skipped because their producer stamp was committed
+    Offset high_watermark;    // HWM after this append
 };
 
 struct ReadResult {
     std::vector<StoredRecord> records;  // in offset order, all below the HWM
-    std::vector<Offset> corrupt;        // offsets in the range read whose frames failed their checksum
-    Offset next;                        // where the next read should start
+    std::vector<Offset> corrupt;  // offsets in the range read whose frames failed their checksum
+    Offset next;                  // where the next read should start
 };
 
 struct SegmentInfo {
@@ -63,7 +64,7 @@ struct SegmentInfo {
 
 struct LogStats {
     uint32_t segments = 0;
-    Offset oldest_offset;     // first offset still retained
+    Offset oldest_offset;  // first offset still retained
     Offset high_watermark;
     uint64_t size_bytes = 0;
     WallTime oldest_segment_at;  // modification time of the oldest segment
@@ -72,9 +73,9 @@ struct LogStats {
 
 struct RecoveryReport {
     Offset high_watermark;
-    uint64_t tail_bytes_cut = 0;     // torn/corrupt bytes removed from the active segment
-    uint32_t indexes_rebuilt = 0;    // segment indexes that were missing or damaged
-    uint32_t corrupt_frames = 0;     // corrupt frames found in sealed segments while rebuilding
+    uint64_t tail_bytes_cut = 0;   // torn/corrupt bytes removed from the active segment
+    uint32_t indexes_rebuilt = 0;  // segment indexes that were missing or damaged
+    uint32_t corrupt_frames = 0;   // corrupt frames found in sealed segments while rebuilding
 };
 
 struct RetentionResult {
@@ -84,21 +85,21 @@ struct RetentionResult {
 };
 
 class PartitionLog {
-public:
+  public:
     // Opens the log in `directory` (created if missing), recovering it as described above.
     static Result<std::unique_ptr<PartitionLog>> open(io::FileSystem& fs, Clock& clock,
                                                       std::string directory, LogOptions options,
                                                       RecoveryReport* report = nullptr);
     virtual ~PartitionLog() = default;
 
-    // Appends the records as one atomic batch (see the file comment). Records whose producer stamp is
-    // already committed are skipped and counted in `duplicates`.
+    // Appends the records as one atomic batch (see the file comment). Records whose producer stamp
+    // is already committed are skipped and counted in `duplicates`.
     virtual Result<AppendResult> append(std::span<const Record> records) = 0;
 
     // Reads records starting at `from`, stopping after `max_records` records or once `max_bytes` of
     // values and keys are gathered (at least one record is returned if any is available). A read at
-    // or past the HWM returns nothing with next = from. A read below the oldest retained offset fails
-    // with Errc::gone.
+    // or past the HWM returns nothing with next = from. A read below the oldest retained offset
+    // fails with Errc::gone.
     virtual Result<ReadResult> read(Offset from, size_t max_records, size_t max_bytes) = 0;
 
     virtual Offset high_watermark() const = 0;

@@ -11,9 +11,10 @@
 namespace narad::storage {
 
 // Identifies where a record entered the cluster: the ingress WAL that accepted it and its sequence
-// there. A partition log remembers, per ingress WAL, the highest sequence it has committed, and skips a
-// record at or below it, so a replayed or retried commit never appends the same record twice.
-// Callers must send each partition a given ingress WAL's records in increasing sequence order.
+// there. A partition log remembers, per ingress WAL, the highest sequence it has committed, and
+// skips a record at or below it, so a replayed or retried commit never appends the same record
+// twice. Callers must send each partition a given ingress WAL's records in increasing sequence
+// order.
 struct ProducerStamp {
     IngressId ingress;  // 0 = no stamp: the record is never treated as a duplicate
     WalSeq sequence;

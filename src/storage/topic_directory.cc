@@ -32,9 +32,8 @@ Status prepare_topic_directory(io::FileSystem& fs, const std::string& topic_dire
     auto existing = read_incarnation(fs, topic_directory);
     if (existing.is_ok()) {
         if (*existing == incarnation) return Status::ok();
-        return Status(Errc::conflict, "topic directory " + topic_directory +
-                                          " holds incarnation " + existing->value() + ", not " +
-                                          incarnation.value());
+        return Status(Errc::conflict, "topic directory " + topic_directory + " holds incarnation " +
+                                          existing->value() + ", not " + incarnation.value());
     }
     if (existing.code() != Errc::not_found) return existing.status();
     if (fs.exists(topic_directory)) {

@@ -1,7 +1,7 @@
 // The topic directory's incarnation marker: <data>/topics/<topic>/incarnation names the incarnation
-// whose data the directory holds, so a node never serves a deleted topic's records under a recreated
-// topic of the same name. Written atomically before any partition directory is created in it.
-// Pure functions over the FileSystem seam; callers serialize per topic.
+// whose data the directory holds, so a node never serves a deleted topic's records under a
+// recreated topic of the same name. Written atomically before any partition directory is created in
+// it. Pure functions over the FileSystem seam; callers serialize per topic.
 #pragma once
 
 #include <string>
@@ -37,12 +37,13 @@ namespace narad::storage {
 // metastore under it; purging a deleted topic's directory holds it exclusively. So a commit that
 // passed its check can never land in a directory being purged, nor recreate one after it.
 class TopicGuards {
-public:
+  public:
     std::shared_ptr<std::shared_mutex> guard(std::string_view topic);
 
-private:
+  private:
     std::mutex mutex_;
-    std::map<std::string, std::shared_ptr<std::shared_mutex>, std::less<>> guards_;  // GUARDED_BY(mutex_)
+    std::map<std::string, std::shared_ptr<std::shared_mutex>, std::less<>>
+        guards_;  // GUARDED_BY(mutex_)
 };
 
 }  // namespace narad::storage
