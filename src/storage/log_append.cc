@@ -247,8 +247,8 @@ Offset PartitionLogImpl::commit_group(const std::vector<Writer*>& group) {
         fail_group(group, written);
         return high_watermark;
     }
-    metrics_.flush_seconds.observe(std::chrono::duration<double>(clock_.now() - start).count());
-    metrics_.flush_bytes.inc(static_cast<double>(bytes));
+    log_metrics_.flush_seconds.observe(std::chrono::duration<double>(clock_.now() - start).count());
+    log_metrics_.flush_bytes.inc(static_cast<double>(bytes));
 
     // Publish: the index first, then the dedup table, then the HWM, so a reader that sees the
     // new HWM finds every position it needs.
@@ -290,7 +290,7 @@ Status PartitionLogImpl::write_sync_verify(io::File& file, uint64_t position,
     NARAD_FAILPOINT_RETURN("storage.append.after_write");
     MonoTime start = clock_.now();
     NARAD_RETURN_IF_ERROR(file.sync());
-    metrics_.fsync_seconds.observe(std::chrono::duration<double>(clock_.now() - start).count());
+    log_metrics_.fsync_seconds.observe(std::chrono::duration<double>(clock_.now() - start).count());
     NARAD_FAILPOINT_RETURN("storage.append.after_sync");
     return verify_written(file, position, parts, bytes);
 }

@@ -140,6 +140,7 @@ class PartitionLogImpl final : public PartitionLog {
     const std::string directory_;
     const LogOptions options_;
     StorageMetrics& metrics_;
+    LogMetrics log_metrics_;
     const std::string producers_path_;
 
     std::mutex writer_mutex_;

@@ -73,7 +73,7 @@ Result<RetentionResult> PartitionLogImpl::enforce_retention(Millis retention) {
     }
     RetentionResult result;
     if (doomed.empty()) {
-        metrics_.retention_run_seconds.observe(
+        log_metrics_.retention_run_seconds.observe(
             std::chrono::duration<double>(clock_.now() - start).count());
         return result;
     }
@@ -104,9 +104,9 @@ Result<RetentionResult> PartitionLogImpl::enforce_retention(Millis retention) {
         }
     }
     if (status.is_ok()) status = fs_.sync_directory(directory_);
-    metrics_.retention_bytes_deleted.inc(static_cast<double>(result.bytes_deleted));
-    metrics_.retention_messages_deleted.inc(static_cast<double>(result.records_deleted));
-    metrics_.retention_run_seconds.observe(
+    log_metrics_.retention_bytes_deleted.inc(static_cast<double>(result.bytes_deleted));
+    log_metrics_.retention_messages_deleted.inc(static_cast<double>(result.records_deleted));
+    log_metrics_.retention_run_seconds.observe(
         std::chrono::duration<double>(clock_.now() - start).count());
     NARAD_LOG_INFO("partition log {}: retention deleted {} segment(s), {} record(s), {} byte(s)",
                    directory_, result.segments_deleted, result.records_deleted,

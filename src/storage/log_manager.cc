@@ -112,6 +112,7 @@ class LogManager::Impl {
             }
         }
         close_and_erase(victims);
+        metrics_.remove_topic(name);
         Status status = fs_.remove_all(topic_directory(topic));
         if (status.is_ok() && fs_.exists(topics_directory())) {
             status = fs_.sync_directory(topics_directory());
@@ -215,7 +216,10 @@ class LogManager::Impl {
         } else {
             NARAD_RETURN_IF_ERROR(ensure_directory(directory));
         }
-        NARAD_ASSIGN_OR_RETURN(auto log, PartitionLog::open(fs_, clock_, directory, options_));
+        LogOptions options = options_;
+        options.metrics_topic = key.topic;
+        options.metrics_partition = std::to_string(key.partition);
+        NARAD_ASSIGN_OR_RETURN(auto log, PartitionLog::open(fs_, clock_, directory, options));
         log->set_append_listener([slot = listener_, topic = key.topic,
                                   partition = PartitionId(key.partition)](Offset hwm) {
             std::function<void(const std::string&, PartitionId, Offset)> function;

@@ -39,6 +39,7 @@ PartitionLogImpl::PartitionLogImpl(io::FileSystem& fs, Clock& clock, std::string
       directory_(std::move(directory)),
       options_(options),
       metrics_(storage_metrics()),
+      log_metrics_({options.metrics_topic, options.metrics_partition}),
       producers_path_(io::join_path(directory_, kProducersFileName)) {}
 
 PartitionLogImpl::~PartitionLogImpl() {

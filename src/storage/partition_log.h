@@ -40,6 +40,9 @@ struct LogOptions {
     int compression_level = 1;  // zstd level when codec is zstd
     // Sealed segments kept open with their offset index loaded (an LRU cache per log).
     uint32_t sealed_segments_cached = 8;
+    // The {topic, partition} labels of this log's metrics (set by the LogManager).
+    std::string metrics_topic;
+    std::string metrics_partition;
 };
 
 struct AppendResult {

@@ -31,9 +31,11 @@ TEST_F(RetentionTest, DeletesOnlyOldSealedSegments) {
     fill();
     age(segments_[0].base, hours(48));
     age(segments_[1].base, hours(30));
-    auto& metrics = storage_metrics();
-    double messages_before = metrics.retention_messages_deleted.value();
-    double bytes_before = metrics.retention_bytes_deleted.value();
+    // A log opened directly carries empty topic and partition labels.
+    auto& messages = storage_metrics().retention_messages_deleted.with({"", "", "age"});
+    auto& bytes = storage_metrics().retention_bytes_deleted.with({"", "", "age"});
+    double messages_before = messages.value();
+    double bytes_before = bytes.value();
 
     auto result = log_->enforce_retention(hours(24));
     ASSERT_TRUE(result.is_ok()) << result.status().to_string();
@@ -41,10 +43,8 @@ TEST_F(RetentionTest, DeletesOnlyOldSealedSegments) {
     Offset oldest = segments_[2].base;
     EXPECT_EQ(result->records_deleted, oldest.value());
     EXPECT_EQ(result->bytes_deleted, segments_[0].size_bytes + segments_[1].size_bytes);
-    EXPECT_EQ(metrics.retention_messages_deleted.value() - messages_before,
-              static_cast<double>(oldest.value()));
-    EXPECT_EQ(metrics.retention_bytes_deleted.value() - bytes_before,
-              static_cast<double>(result->bytes_deleted));
+    EXPECT_EQ(messages.value() - messages_before, static_cast<double>(oldest.value()));
+    EXPECT_EQ(bytes.value() - bytes_before, static_cast<double>(result->bytes_deleted));
     for (int i = 0; i < 2; ++i) {
         EXPECT_FALSE(fs_.exists(segment_path(segments_[i].base.value())));
         EXPECT_FALSE(fs_.exists(segment_path(segments_[i].base.value(), ".index")));

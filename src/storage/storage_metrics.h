@@ -1,22 +1,39 @@
-// The storage module's Prometheus metrics, registered once in the global registry; every log and
-// the LogManager share them. Thread-safe (the metric types are atomic).
+// The storage module's Prometheus metrics, named and labelled as Narad's: node-wide gauges and
+// counters, and per-partition families ({topic, partition}) from which each log takes its own
+// children once, at open. Thread-safe (the metric types are atomic).
 #pragma once
+
+#include <string>
 
 #include "base/metrics.h"
 
 namespace narad::storage {
 
 struct StorageMetrics {
-    metrics::Histogram& fsync_seconds;             // narad_storage_fsync_duration_seconds
-    metrics::Histogram& flush_seconds;             // narad_storage_flush_duration_seconds
-    metrics::Counter& flush_bytes;                 // narad_storage_flush_bytes_total
-    metrics::Gauge& open_logs;                     // narad_open_partition_logs
-    metrics::Counter& idle_logs_evicted;           // narad_idle_logs_evicted_total
-    metrics::Counter& retention_bytes_deleted;     // narad_storage_retention_bytes_deleted_total
-    metrics::Counter& retention_messages_deleted;  // ..._retention_messages_deleted_total
-    metrics::Histogram& retention_run_seconds;     // ..._retention_run_duration_seconds
+    metrics::Gauge& open_logs;                           // narad_open_partition_logs
+    metrics::Counter& idle_logs_evicted;                 // narad_idle_logs_evicted_total
+    metrics::Family<metrics::Histogram>& fsync_seconds;  // narad_storage_fsync_duration_seconds
+    metrics::Family<metrics::Histogram>& flush_seconds;  // narad_storage_flush_duration_seconds
+    metrics::Family<metrics::Counter>& flush_bytes;      // narad_storage_flush_bytes_total
+    metrics::Family<metrics::Counter>& retention_bytes_deleted;     // {topic, partition, reason}
+    metrics::Family<metrics::Counter>& retention_messages_deleted;  // {topic, partition, reason}
+    metrics::Family<metrics::Histogram>& retention_run_seconds;     // {topic, partition}
+
+    // Drops every per-partition series of a deleted topic.
+    void remove_topic(const std::string& topic);
 };
 
 StorageMetrics& storage_metrics();
+
+// One partition log's children of the per-partition families.
+struct LogMetrics {
+    explicit LogMetrics(const metrics::Labels& topic_partition);
+    metrics::Histogram& fsync_seconds;
+    metrics::Histogram& flush_seconds;
+    metrics::Counter& flush_bytes;
+    metrics::Counter& retention_bytes_deleted;
+    metrics::Counter& retention_messages_deleted;
+    metrics::Histogram& retention_run_seconds;
+};
 
 }  // namespace narad::storage
