@@ -2,6 +2,7 @@
 # Every target installs the Debian packages it needs first (scripts/install-deps.sh is idempotent).
 
 JOBS ?= $(shell nproc)
+MAKEFLAGS += --no-print-directory
 RELEASE_DIR ?= build/release
 TEST_DIR ?= build/test
 ASAN_DIR ?= build/asan
@@ -46,8 +47,6 @@ chaos: test-build
 
 # Whole-system benchmarks (docs/benchmarks.md).
 bench: build
-	@cmake -S . -B $(RELEASE_DIR) -DNARAD_BENCH=ON >/dev/null
-	@cmake --build $(RELEASE_DIR) -j $(JOBS)
 	@./bench/run.sh $(RELEASE_DIR)
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.

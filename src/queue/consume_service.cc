@@ -152,7 +152,7 @@ class ConsumeService::Impl {
             return Status(Errc::gone, prefix + " is not readable");
         }
         storage::StoredRecord& record_read = read->records.front();
-        count_consumed(std::string(topic), partition, record_read.value.size());
+        count_consumed(std::string(topic), partition, 1, record_read.value.size());
         return std::optional<Delivery>(
             Delivery{partition, record_read.offset, std::move(record_read.key),
                      std::move(record_read.value), record_read.timestamp_ms, 0});
@@ -166,6 +166,11 @@ class ConsumeService::Impl {
             existing_queue(topic, partition, record->incarnation);
         Status stale(Errc::gone, "receipt handle no longer matches an active reservation");
         if (!queue) return stale;
+        // An ack can only unblock waiters when the partition was held back by a cap; waking every
+        // parked consumer on every ack would be a thundering herd.
+        QueueStats before = queue->stats();
+        bool capped = before.in_flight >= record->max_in_flight_per_partition ||
+                      before.acked_ahead >= record->max_acked_ahead_per_partition;
         Status status;
         switch (kind) {
             case Settle::ack:
@@ -188,11 +193,26 @@ class ConsumeService::Impl {
                 break;
         }
         if (status.code() == Errc::gone) return stale;
-        if (status.is_ok() && kind != Settle::extend) wake(std::string(topic));
+        if (status.is_ok() && kind == Settle::nack) wake(std::string(topic), 1);
+        if (status.is_ok() && kind == Settle::ack && capped) wake(std::string(topic), kWakeAll);
         return status;
     }
 
-    void on_append(const std::string& topic) { wake(topic); }
+    // Wakes as many waiters as records were appended (each can take one or more); a woken waiter
+    // that finds nothing parks again.
+    void on_append(const std::string& topic, PartitionId partition, Offset hwm) {
+        uint64_t appended = kWakeAll;
+        {
+            std::lock_guard lock(hwm_mutex_);
+            auto [it, inserted] = hwms_.try_emplace({topic, partition.value()}, hwm);
+            if (!inserted) {
+                // A lower or equal watermark means the log was replaced (recreated): wake all.
+                appended = hwm > it->second ? hwm.distance_from(it->second) : kWakeAll;
+                it->second = hwm;
+            }
+        }
+        if (appended > 0) wake(topic, appended);
+    }
 
     void drop_topic(std::string_view topic) {
         std::vector<std::string> paths;
@@ -208,6 +228,10 @@ class ConsumeService::Impl {
             }
         }
         for (const auto& path : paths) committer_.remove(path, /*write_last=*/false);
+        {
+            std::lock_guard lock(hwm_mutex_);
+            std::erase_if(hwms_, [&](const auto& entry) { return entry.first.first == topic; });
+        }
         auto& m = metrics_;
         for (auto* family : {&m.lag, &m.dropped, &m.oldest_age, &m.in_flight, &m.acked_ahead}) {
             family->remove_prefix({std::string(topic)});
@@ -320,8 +344,16 @@ class ConsumeService::Impl {
             }
             if ((*log)->high_watermark().value() == 0) continue;
             NARAD_ASSIGN_OR_RETURN(auto queue, queue_for(*topic, partition));
-            NARAD_RETURN_IF_ERROR(
-                take_from(*topic, partition, **log, *queue, request.max - out.size(), bytes, out));
+            size_t before = out.size();
+            Status taken =
+                take_from(*topic, partition, **log, *queue, request.max - out.size(), bytes, out);
+            // Counted once per partition: a metric lookup per message would cost more than the
+            // read.
+            uint64_t value_bytes = 0;
+            for (size_t i = before; i < out.size(); ++i) value_bytes += out[i].value.size();
+            if (out.size() > before)
+                count_consumed(topic->name, partition, out.size() - before, value_bytes);
+            NARAD_RETURN_IF_ERROR(taken);
         }
         return out;
     }
@@ -391,7 +423,6 @@ class ConsumeService::Impl {
                     }
                     storage::StoredRecord& record = *found->second;
                     bytes += record.value.size() + record.key.size();
-                    count_consumed(topic.name, partition, record.value.size());
                     out.push_back(Delivery{partition, record.offset, std::move(record.key),
                                            std::move(record.value), record.timestamp_ms,
                                            lease.lease_id});
@@ -412,9 +443,10 @@ class ConsumeService::Impl {
         return it->second.dropped;
     }
 
-    void count_consumed(const std::string& topic, PartitionId partition, size_t value_bytes) {
+    void count_consumed(const std::string& topic, PartitionId partition, uint64_t messages,
+                        uint64_t value_bytes) {
         std::string p = std::to_string(partition.value());
-        metrics_.consumed.with({topic, p}).inc();
+        metrics_.consumed.with({topic, p}).inc(static_cast<double>(messages));
         metrics_.consumed_bytes.with({topic, p}).inc(static_cast<double>(value_bytes));
     }
 
@@ -500,17 +532,27 @@ class ConsumeService::Impl {
                 (void)queue->nack(d.offset, d.lease_id);
             }
         }
-        if (!deliveries.empty()) wake(topic);
+        if (!deliveries.empty()) wake(topic, deliveries.size());
     }
 
-    void wake(const std::string& topic) {
+    static constexpr uint64_t kWakeAll = UINT64_MAX;
+
+    // Wakes up to `count` of the topic's parked waiters, oldest first. Waiters in the middle of an
+    // attempt see the generation move and look again, so no wake-up is lost.
+    void wake(const std::string& topic, uint64_t count) {
         std::vector<std::shared_ptr<Waiter>> woken;
         {
             std::lock_guard lock(waiters_mutex_);
             ++generations_[topic];
             auto it = waiters_.find(topic);
             if (it == waiters_.end() || it->second.empty()) return;
-            woken.swap(it->second);
+            if (count >= it->second.size()) {
+                woken.swap(it->second);
+            } else {
+                auto end = it->second.begin() + static_cast<std::ptrdiff_t>(count);
+                woken.assign(it->second.begin(), end);
+                it->second.erase(it->second.begin(), end);
+            }
         }
         for (auto& waiter : woken) {
             scheduler_.post([this, waiter] { attempt(waiter); });
@@ -535,7 +577,7 @@ class ConsumeService::Impl {
             }
             std::sort(topics.begin(), topics.end());
             topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
-            for (const auto& topic : topics) wake(topic);
+            for (const auto& topic : topics) wake(topic, kWakeAll);
             lock.lock();
         }
     }
@@ -584,6 +626,9 @@ class ConsumeService::Impl {
     mutable std::mutex queues_mutex_;
     std::map<std::pair<std::string, uint32_t>, Entry> queues_;  // GUARDED_BY(queues_mutex_)
 
+    std::mutex hwm_mutex_;
+    std::map<std::pair<std::string, uint32_t>, Offset> hwms_;  // GUARDED_BY(hwm_mutex_) last seen
+
     std::mutex cursor_mutex_;
     std::map<std::string, uint32_t> cursors_;  // GUARDED_BY(cursor_mutex_)
 
@@ -620,7 +665,9 @@ Status ConsumeService::settle(std::string_view topic, PartitionId partition, Off
                               uint64_t lease_id, Settle kind) {
     return impl_->settle(topic, partition, offset, lease_id, kind);
 }
-void ConsumeService::on_append(const std::string& topic, PartitionId) { impl_->on_append(topic); }
+void ConsumeService::on_append(const std::string& topic, PartitionId partition, Offset hwm) {
+    impl_->on_append(topic, partition, hwm);
+}
 void ConsumeService::drop_topic(std::string_view topic) { impl_->drop_topic(topic); }
 void ConsumeService::apply_limits(const meta::MetaSnapshot& snapshot) {
     impl_->apply_limits(snapshot);

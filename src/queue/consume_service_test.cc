@@ -77,8 +77,8 @@ class ConsumeServiceTest : public ::testing::Test {
         service_ = std::make_unique<ConsumeService>(
             io::posix_file_system(), SystemClock::instance(), *store_, *logs_, guards_, committer_,
             scheduler_, ConsumeOptions{Millis(20)});
-        logs_->set_append_listener([this](const std::string& topic, PartitionId p, Offset) {
-            service_->on_append(topic, p);
+        logs_->set_append_listener([this](const std::string& topic, PartitionId p, Offset hwm) {
+            service_->on_append(topic, p, hwm);
         });
         service_->start();
     }
@@ -148,6 +148,33 @@ TEST_F(ConsumeServiceTest, LongPollIsWokenByAnAppend) {
     producer.join();
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].partition.value(), 1u);
+}
+
+// Rule: each appended record wakes a parked consumer, and none is left waiting while a record it
+// could take is there: N consumers parked with long waits all get one record each as N records
+// are appended one at a time.
+TEST_F(ConsumeServiceTest, EachAppendWakesAParkedConsumer) {
+    create_topic("t", 3);
+    constexpr int kConsumers = 8;
+    std::mutex mutex;
+    std::condition_variable changed;
+    int answered = 0;
+    int parked_messages = 0;
+    for (int i = 0; i < kConsumers; ++i) {
+        service_->consume({.topic = "t", .wait = Millis(60'000)},
+                          [&](Result<std::vector<Delivery>> r) {
+                              std::lock_guard lock(mutex);
+                              ++answered;
+                              if (r.is_ok()) parked_messages += static_cast<int>(r->size());
+                              changed.notify_all();
+                          });
+    }
+    for (int i = 0; i < kConsumers; ++i) append("t", static_cast<uint32_t>(i % 3), 1);
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30),
+                                 [&] { return answered == kConsumers; }))
+        << "only " << answered << " of " << kConsumers << " parked consumers were answered";
+    EXPECT_EQ(parked_messages, kConsumers);
 }
 
 // Rule: a long-poll with nothing to deliver answers empty after its wait.
