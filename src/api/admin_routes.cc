@@ -1,7 +1,7 @@
 // Health, metrics, and the cluster and user routes as a single node answers them.
 #include "api/api.h"
-#include "api/json_text.h"
 #include "api/respond.h"
+#include "base/json_text.h"
 #include "base/metrics.h"
 
 namespace narad::api {

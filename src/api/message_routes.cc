@@ -1,11 +1,11 @@
 // The message routes: produce (single and batch), consume (queue, pinned, replay, batch) and ack
 // (single and batch).
 #include "api/api.h"
-#include "api/json_text.h"
 #include "api/params.h"
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "api/wire_json.h"
+#include "base/json_text.h"
 
 namespace narad::api {
 namespace {

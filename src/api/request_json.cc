@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/json_text.h"
+#include "base/json_text.h"
 
 namespace narad::api {
 namespace {

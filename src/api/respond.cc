@@ -1,8 +1,15 @@
 #include "api/respond.h"
 
-#include "api/json_text.h"
+#include "base/json_text.h"
 
 namespace narad::api {
+
+std::string error_body(std::string_view message) {
+    std::string out = "{\"error\":";
+    append_json_string(out, message, HtmlEscape::no);
+    out += "}\n";
+    return out;
+}
 
 net::HttpResponse json_response(int status, std::string body) {
     net::HttpResponse response;

@@ -9,6 +9,9 @@
 
 namespace narad::api {
 
+// The `{"error":"..."}\n` body every API error carries.
+std::string error_body(std::string_view message);
+
 net::HttpResponse json_response(int status, std::string body);
 net::HttpResponse error_response(const Status& status);
 net::HttpResponse error_response(int http_status, std::string_view message);

@@ -3,10 +3,10 @@
 #include <charconv>
 
 #include "api/api.h"
-#include "api/json_text.h"
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "api/wire_json.h"
+#include "base/json_text.h"
 
 namespace narad::api {
 namespace {

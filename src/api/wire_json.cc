@@ -1,6 +1,6 @@
 #include "api/wire_json.h"
 
-#include "api/json_text.h"
+#include "base/json_text.h"
 
 namespace narad::api {
 namespace {

@@ -1,140 +1,239 @@
 #include "base/duration.h"
 
-#include <cstdint>
+#include <array>
 #include <limits>
 
 namespace narad {
 namespace {
 
-Status invalid(std::string_view text) {
-    return Status(Errc::invalid_argument, "time: invalid duration \"" + std::string(text) + "\"");
-}
+constexpr uint64_t kMaxMagnitude = uint64_t{1} << 63;  // |min int64|
 
-// Nanoseconds per unit, or 0 when the unit is unknown.
-uint64_t unit_ns(std::string_view unit, DayUnit days) {
-    if (unit == "ns") return 1;
-    if (unit == "us" || unit == "µs" || unit == "μs") return 1'000;
-    if (unit == "ms") return 1'000'000;
-    if (unit == "s") return 1'000'000'000;
-    if (unit == "m") return 60'000'000'000;
-    if (unit == "h") return 3'600'000'000'000;
-    if (unit == "d" && days == DayUnit::accepted) return 86'400'000'000'000;
-    return 0;
+struct Unit {
+    std::string_view name;
+    uint64_t nanos;
+};
+
+// Go's unitMap plus `d` (accepted only with DayUnit::accepted: the CLI's `--retention 7d`).
+constexpr std::array<Unit, 9> kUnits{{
+    {"ns", 1},
+    {"us", 1'000},
+    {"\xc2\xb5s", 1'000},  // U+00B5 micro sign
+    {"\xce\xbcs", 1'000},  // U+03BC Greek mu
+    {"ms", 1'000'000},
+    {"s", 1'000'000'000},
+    {"m", 60'000'000'000},
+    {"h", 3'600'000'000'000},
+    {"d", 86'400'000'000'000},
+}};
+
+Status invalid(std::string_view original) {
+    return Status(Errc::invalid_argument, "time: invalid duration " + time_quote(original));
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// Consumes leading digits; false on overflow past 2^63.
+bool leading_int(std::string_view& s, uint64_t& value) {
+    size_t i = 0;
+    uint64_t x = 0;
+    for (; i < s.size() && is_digit(s[i]); ++i) {
+        if (x > kMaxMagnitude / 10) return false;
+        x = x * 10 + uint64_t(s[i] - '0');
+        if (x > kMaxMagnitude) return false;
+    }
+    s.remove_prefix(i);
+    value = x;
+    return true;
+}
+
+// Consumes leading fraction digits, keeping as many as fit (the rest only lose precision).
+void leading_fraction(std::string_view& s, uint64_t& value, double& scale) {
+    size_t i = 0;
+    uint64_t x = 0;
+    scale = 1;
+    bool overflow = false;
+    for (; i < s.size() && is_digit(s[i]); ++i) {
+        if (overflow) continue;
+        if (x > (kMaxMagnitude - 1) / 10) {
+            overflow = true;
+            continue;
+        }
+        uint64_t y = x * 10 + uint64_t(s[i] - '0');
+        if (y > kMaxMagnitude) {
+            overflow = true;
+            continue;
+        }
+        x = y;
+        scale *= 10;
+    }
+    s.remove_prefix(i);
+    value = x;
+}
+
+// Writes the fraction v / 10^precision (".125") before `end`, without trailing zeros.
+size_t format_fraction(char* buffer, size_t end, uint64_t& v, int precision) {
+    bool print = false;
+    for (int i = 0; i < precision; ++i) {
+        uint64_t digit = v % 10;
+        print = print || digit != 0;
+        if (print) buffer[--end] = char('0' + digit);
+        v /= 10;
+    }
+    if (print) buffer[--end] = '.';
+    return end;
+}
+
+size_t format_int(char* buffer, size_t end, uint64_t v) {
+    if (v == 0) {
+        buffer[--end] = '0';
+        return end;
+    }
+    while (v > 0) {
+        buffer[--end] = char('0' + v % 10);
+        v /= 10;
+    }
+    return end;
+}
+
 }  // namespace
 
-Result<std::chrono::nanoseconds> parse_duration(std::string_view text, DayUnit days) {
+std::string time_quote(std::string_view text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        if (c >= 0x80 || c < ' ') {
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xF];
+        } else {
+            if (c == '"' || c == '\\') out += '\\';
+            out += char(c);
+        }
+    }
+    out += '"';
+    return out;
+}
+
+Result<int64_t> parse_duration_ns(std::string_view text, DayUnit days) {
+    const std::string_view original = text;
     std::string_view s = text;
     bool negative = false;
     if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
         negative = s[0] == '-';
         s.remove_prefix(1);
     }
-    if (s == "0") return std::chrono::nanoseconds(0);
-    if (s.empty()) return invalid(text);
-    constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    if (s == "0") return int64_t{0};
+    if (s.empty()) return invalid(original);
     uint64_t total = 0;
     while (!s.empty()) {
-        // The number: digits, optionally a fraction.
-        uint64_t whole = 0;
-        size_t i = 0;
-        bool overflow = false;
-        while (i < s.size() && is_digit(s[i])) {
-            if (whole > (kMax - 9) / 10) overflow = true;
-            whole = whole * 10 + static_cast<uint64_t>(s[i] - '0');
-            ++i;
-        }
-        bool had_whole = i > 0;
+        if (!(s[0] == '.' || is_digit(s[0]))) return invalid(original);
+        const size_t before_int = s.size();
+        uint64_t value = 0;
+        if (!leading_int(s, value)) return invalid(original);
+        const bool had_int = before_int != s.size();
         uint64_t fraction = 0;
-        uint64_t scale = 1;
+        double scale = 1;
         bool had_fraction = false;
-        if (i < s.size() && s[i] == '.') {
-            ++i;
-            size_t start = i;
-            while (i < s.size() && is_digit(s[i])) {
-                if (scale < 1'000'000'000'000'000'000ull) {
-                    fraction = fraction * 10 + static_cast<uint64_t>(s[i] - '0');
-                    scale *= 10;
-                }
-                ++i;
-            }
-            had_fraction = i > start;
+        if (!s.empty() && s[0] == '.') {
+            s.remove_prefix(1);
+            const size_t before_fraction = s.size();
+            leading_fraction(s, fraction, scale);
+            had_fraction = before_fraction != s.size();
         }
-        if (!had_whole && !had_fraction) return invalid(text);
-        if (overflow) return invalid(text);
-        // The unit.
-        size_t unit_start = i;
+        if (!had_int && !had_fraction) return invalid(original);
+        size_t i = 0;
         while (i < s.size() && s[i] != '.' && !is_digit(s[i])) ++i;
-        std::string_view unit = s.substr(unit_start, i - unit_start);
-        if (unit.empty()) {
+        if (i == 0) {
             return Status(Errc::invalid_argument,
-                          "time: missing unit in duration \"" + std::string(text) + "\"");
+                          "time: missing unit in duration " + time_quote(original));
         }
-        uint64_t per = unit_ns(unit, days);
-        if (per == 0) {
-            return Status(Errc::invalid_argument, "time: unknown unit \"" + std::string(unit) +
-                                                      "\" in duration \"" + std::string(text) +
-                                                      "\"");
-        }
-        if (whole > kMax / per) return invalid(text);
-        uint64_t value = whole * per;
-        if (had_fraction) {
-            long double part = static_cast<long double>(fraction) * per / scale;
-            value += static_cast<uint64_t>(part);
-        }
-        if (value > kMax - total) return invalid(text);
-        total += value;
+        const std::string_view unit_name = s.substr(0, i);
         s.remove_prefix(i);
+        const Unit* unit = nullptr;
+        for (const Unit& u : kUnits) {
+            if (u.name == unit_name && (u.name != "d" || days == DayUnit::accepted)) unit = &u;
+        }
+        if (unit == nullptr) {
+            return Status(Errc::invalid_argument, "time: unknown unit " + time_quote(unit_name) +
+                                                      " in duration " + time_quote(original));
+        }
+        if (value > kMaxMagnitude / unit->nanos) return invalid(original);
+        value *= unit->nanos;
+        if (fraction > 0) {
+            // Go computes the fraction in float64, nanosecond-accurate up to hours.
+            value += uint64_t(double(fraction) * (double(unit->nanos) / scale));
+            if (value > kMaxMagnitude) return invalid(original);
+        }
+        total += value;
+        if (total > kMaxMagnitude) return invalid(original);
     }
-    int64_t signed_total = static_cast<int64_t>(total);
-    return std::chrono::nanoseconds(negative ? -signed_total : signed_total);
+    if (negative) {
+        return total == kMaxMagnitude ? std::numeric_limits<int64_t>::min() : -int64_t(total);
+    }
+    if (total > kMaxMagnitude - 1) return invalid(original);
+    return int64_t(total);
 }
 
-namespace {
-
-// Writes v / 10^precision with the fraction's trailing zeros (and a bare dot) removed.
-std::string fixed(uint64_t v, int precision) {
-    std::string digits = std::to_string(v);
-    if (precision == 0) return digits;
-    while (static_cast<int>(digits.size()) <= precision) digits.insert(0, "0");
-    std::string whole = digits.substr(0, digits.size() - precision);
-    std::string fraction = digits.substr(digits.size() - precision);
-    while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
-    return fraction.empty() ? whole : whole + "." + fraction;
-}
-
-}  // namespace
-
-std::string format_duration(std::chrono::nanoseconds duration) {
-    int64_t ns = duration.count();
-    if (ns == 0) return "0s";
-    bool negative = ns < 0;
-    uint64_t u = negative ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
-    std::string out;
-    if (u < 1'000'000'000) {
-        // Below one second: the largest of ns, µs, ms that keeps a whole part.
+std::string format_duration(int64_t ns) {
+    char buffer[40];
+    size_t w = sizeof(buffer);
+    const bool negative = ns < 0;
+    uint64_t u = negative ? uint64_t(0) - uint64_t(ns) : uint64_t(ns);
+    if (u < uint64_t(kNanosPerSecond)) {
+        int precision = 0;
+        buffer[--w] = 's';
+        if (u == 0) return "0s";
         if (u < 1'000) {
-            out = std::to_string(u) + "ns";
+            buffer[--w] = 'n';
         } else if (u < 1'000'000) {
-            out = fixed(u, 3) + "µs";
+            precision = 3;
+            buffer[--w] = '\xb5';  // "µ" is 0xC2 0xB5
+            buffer[--w] = '\xc2';
         } else {
-            out = fixed(u, 6) + "ms";
+            precision = 6;
+            buffer[--w] = 'm';
         }
+        w = format_fraction(buffer, w, u, precision);
+        w = format_int(buffer, w, u);
     } else {
-        uint64_t seconds_ns = u % 60'000'000'000;
-        uint64_t minutes_total = u / 60'000'000'000;
-        out = fixed(seconds_ns, 9) + "s";
-        if (minutes_total > 0) {
-            uint64_t minutes = minutes_total % 60;
-            uint64_t hours = minutes_total / 60;
-            out = std::to_string(minutes) + "m" + out;
-            if (hours > 0) out = std::to_string(hours) + "h" + out;
+        buffer[--w] = 's';
+        w = format_fraction(buffer, w, u, 9);
+        w = format_int(buffer, w, u % 60);
+        u /= 60;
+        if (u > 0) {
+            buffer[--w] = 'm';
+            w = format_int(buffer, w, u % 60);
+            u /= 60;
+            if (u > 0) {
+                buffer[--w] = 'h';
+                w = format_int(buffer, w, u);
+            }
         }
     }
-    return negative ? "-" + out : out;
+    if (negative) buffer[--w] = '-';
+    return std::string(buffer + w, sizeof(buffer) - w);
+}
+
+int64_t round_duration(int64_t ns, int64_t multiple) {
+    if (multiple <= 0) return ns;
+    auto less_than_half = [](int64_t x, int64_t y) {
+        return uint64_t(x) + uint64_t(x) < uint64_t(y);
+    };
+    int64_t r = ns % multiple;
+    if (ns < 0) {
+        r = -r;
+        if (less_than_half(r, multiple)) return ns + r;
+        if (int64_t rounded = int64_t(uint64_t(ns) - uint64_t(multiple) + uint64_t(r));
+            rounded < ns) {
+            return rounded;
+        }
+        return std::numeric_limits<int64_t>::min();
+    }
+    if (less_than_half(r, multiple)) return ns - r;
+    if (int64_t rounded = int64_t(uint64_t(ns) + uint64_t(multiple) - uint64_t(r)); rounded > ns) {
+        return rounded;
+    }
+    return std::numeric_limits<int64_t>::max();
 }
 
 }  // namespace narad

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/json_text.h"
 #include "cli/json_text.h"
 
 namespace narad::cli::bench {
@@ -14,7 +15,7 @@ TEST(BenchPayload, TimedPayloadHasExactSize) {
         ASSERT_TRUE(payload.timed());
         const std::string text = payload.make(1'783'615'560'123'456'789);
         EXPECT_EQ(text.size(), size_t(size));
-        EXPECT_TRUE(valid_json(text)) << text;
+        EXPECT_TRUE(is_valid_json(text)) << text;
         EXPECT_TRUE(text.starts_with("{\"bench\":\"abcd1234")) << text;
         EXPECT_TRUE(text.ends_with(",\"t\":1783615560123456789}")) << text;
         EXPECT_EQ(payload.sent_at(text), 1'783'615'560'123'456'789);

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/duration.h"
+#include "base/duration.h"
 #include "cli/text.h"
 
 namespace narad::cli::bench {

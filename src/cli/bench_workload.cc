@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "base/json_text.h"
 #include "cli/api.h"
 #include "cli/calls.h"
 #include "cli/json_text.h"
@@ -56,7 +57,7 @@ std::string produce_batch_body(const std::vector<std::string>& payloads,
     for (size_t i = 0; i < payloads.size(); ++i) {
         if (i > 0) body += ',';
         body += "{\"payload\":" + payloads[i];
-        if (i < keys.size() && !keys[i].empty()) body += ",\"key\":" + go_json_quote(keys[i]);
+        if (i < keys.size() && !keys[i].empty()) body += ",\"key\":" + json_string(keys[i]);
         body += '}';
     }
     body += "]}";
@@ -114,7 +115,7 @@ std::string ack_batch_body(const std::vector<std::string>& handles) {
     std::string body = "{\"receipt_handles\":[";
     for (size_t i = 0; i < handles.size(); ++i) {
         if (i > 0) body += ',';
-        body += go_json_quote(handles[i]);
+        body += json_string(handles[i]);
     }
     body += "]}";
     return body;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/json_text.h"
 #include "cli/json_text.h"
 
 namespace narad::cli::bench {
@@ -27,7 +28,7 @@ TEST(BenchRequests, BatchProduceBody) {
     const std::string body = produce_batch_body({"{\"a\":1}", "{\"b\":2}"}, {"k0", ""});
     EXPECT_EQ(body,
               "{\"messages\":[{\"payload\":{\"a\":1},\"key\":\"k0\"},{\"payload\":{\"b\":2}}]}");
-    EXPECT_TRUE(valid_json(body));
+    EXPECT_TRUE(is_valid_json(body));
     EXPECT_EQ(parse_accepted("{\"accepted\":2}\n"), 2u);
     EXPECT_FALSE(parse_accepted("{}").has_value());
     EXPECT_FALSE(parse_accepted("{\"accepted\":-1}").has_value());

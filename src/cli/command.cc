@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "cli/duration.h"
+#include "base/duration.h"
 #include "cli/text.h"
 
 namespace narad::cli {
@@ -109,7 +109,7 @@ void CommandTree::add_duration(CLI::App* command, const std::string& name, int64
     command->add_option("--" + name, *raw, description)->type_name("duration");
     deferred_[command].push_back(DeferredFlag{
         "--" + name, raw, [value_ns, name](const std::string& text) -> Status {
-            auto parsed = parse_duration_ns(text);
+            auto parsed = parse_duration_ns(text, DayUnit::accepted);
             if (!parsed.is_ok()) {
                 return Status(Errc::invalid_argument,
                               flag_error(text, "--" + name, parsed.status().message()));

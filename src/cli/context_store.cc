@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "cli/text.h"
 
 namespace narad::cli {
@@ -139,17 +140,17 @@ Result<ContextStore> load_context_store(const std::string& path) {
 
 std::string serialize_context_store(const ContextStore& store) {
     std::string out = "{\n";
-    if (!store.current.empty()) out += "  \"current\": " + go_json_quote(store.current) + ",\n";
+    if (!store.current.empty()) out += "  \"current\": " + json_string(store.current) + ",\n";
     out += "  \"contexts\": {";
     bool first = true;
     for (const auto& [name, context] : store.contexts) {
         out += first ? "\n" : ",\n";
         first = false;
-        out += "    " + go_json_quote(name) + ": {\n";
-        out += "      \"server\": " + go_json_quote(context.server);
-        if (!context.user.empty()) out += ",\n      \"user\": " + go_json_quote(context.user);
+        out += "    " + json_string(name) + ": {\n";
+        out += "      \"server\": " + json_string(context.server);
+        if (!context.user.empty()) out += ",\n      \"user\": " + json_string(context.user);
         if (!context.password.empty()) {
-            out += ",\n      \"password\": " + go_json_quote(context.password);
+            out += ",\n      \"password\": " + json_string(context.password);
         }
         out += "\n    }";
     }

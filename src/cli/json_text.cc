@@ -247,8 +247,6 @@ uint32_t hex4(std::string_view text) {
 
 }  // namespace
 
-bool valid_json(std::string_view text) { return whole_value(text); }
-
 std::optional<std::string> indent_json(std::string_view text) {
     std::string out;
     Scanner scanner(text, &out);

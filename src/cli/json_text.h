@@ -13,9 +13,6 @@
 
 namespace narad::cli {
 
-// True if `text` is exactly one JSON value with optional surrounding whitespace.
-bool valid_json(std::string_view text);
-
 // Go's json.Indent(text, "", "  "): leading whitespace dropped, trailing whitespace kept,
 // `{}` and `[]` stay compact. nullopt if `text` is not valid JSON.
 std::optional<std::string> indent_json(std::string_view text);

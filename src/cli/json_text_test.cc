@@ -1,6 +1,8 @@
-#include "cli/json_text.h"
+#include "base/json_text.h"
 
 #include <gtest/gtest.h>
+
+#include "cli/json_text.h"
 
 namespace narad::cli {
 namespace {
@@ -35,10 +37,10 @@ TEST(IndentJson, RejectsInvalidJson) {
     for (const char* text : {"", "{", "{\"a\":}", "[1,]", "{} {}", "nul", "01", "1.", "\"\x01\"",
                              "\"\\x\"", "{\"a\" 1}", "[1 2]", "-", "\"\\u12\""}) {
         EXPECT_FALSE(indent_json(text).has_value()) << text;
-        EXPECT_FALSE(valid_json(text)) << text;
+        EXPECT_FALSE(is_valid_json(text)) << text;
     }
-    EXPECT_TRUE(valid_json("\"\xff\""));  // Go does not check UTF-8 inside strings
-    EXPECT_TRUE(valid_json(" [1, -0.5E+2, true, false, null] "));
+    EXPECT_TRUE(is_valid_json("\"\xff\""));  // Go does not check UTF-8 inside strings
+    EXPECT_TRUE(is_valid_json(" [1, -0.5E+2, true, false, null] "));
 }
 
 // Rule: object members come back in order with their raw value text, the last duplicate winning.

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "cli/json_text.h"
 #include "cli/text.h"
 

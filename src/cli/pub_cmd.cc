@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "base/clock.h"
+#include "base/duration.h"
 #include "cli/calls.h"
 #include "cli/command.h"
-#include "cli/duration.h"
 #include "cli/pub.h"
 #include "cli/text.h"
 

@@ -9,7 +9,6 @@ namespace {
 
 constexpr char kLowerHex[] = "0123456789abcdef";
 constexpr char kUpperHex[] = "0123456789ABCDEF";
-constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 // Decodes one UTF-8 sequence at `text[i]`. Returns the rune and its length, or rune -1 with
 // length 1 for an invalid byte (Go's utf8.DecodeRuneInString returning RuneError, 1).
@@ -225,59 +224,6 @@ std::string go_quote(std::string_view text) {
     return out;
 }
 
-std::string go_json_quote(std::string_view text) {
-    std::string out = "\"";
-    for (size_t i = 0; i < text.size();) {
-        const unsigned char c = static_cast<unsigned char>(text[i]);
-        if (c < 0x80) {
-            switch (c) {
-                case '"':
-                    out += "\\\"";
-                    break;
-                case '\\':
-                    out += "\\\\";
-                    break;
-                case '\b':
-                    out += "\\b";
-                    break;
-                case '\f':
-                    out += "\\f";
-                    break;
-                case '\n':
-                    out += "\\n";
-                    break;
-                case '\r':
-                    out += "\\r";
-                    break;
-                case '\t':
-                    out += "\\t";
-                    break;
-                default:
-                    if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-                        out += "\\u00";
-                        out += kLowerHex[c >> 4];
-                        out += kLowerHex[c & 0xF];
-                    } else {
-                        out += char(c);
-                    }
-            }
-            ++i;
-            continue;
-        }
-        auto [rune, length] = decode_rune(text, i);
-        if (rune < 0) {
-            out += "\\ufffd";
-        } else if (rune == 0x2028 || rune == 0x2029) {
-            out += rune == 0x2028 ? "\\u2028" : "\\u2029";
-        } else {
-            out.append(text.substr(i, length));
-        }
-        i += length;
-    }
-    out += '"';
-    return out;
-}
-
 size_t rune_count(std::string_view text) {
     size_t count = 0;
     for (size_t i = 0; i < text.size(); ++count) i += decode_rune(text, i).second;
@@ -330,71 +276,6 @@ std::string hex_encode(std::string_view bytes) {
     for (unsigned char c : bytes) {
         out += kLowerHex[c >> 4];
         out += kLowerHex[c & 0xF];
-    }
-    return out;
-}
-
-std::optional<std::string> base64_decode(std::string_view text) {
-    if (text.size() % 4 != 0) return std::nullopt;
-    auto value_of = [](char c) -> int {
-        if (c >= 'A' && c <= 'Z') return c - 'A';
-        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-        if (c >= '0' && c <= '9') return c - '0' + 52;
-        if (c == '+') return 62;
-        if (c == '/') return 63;
-        return -1;
-    };
-    std::string out;
-    out.reserve(text.size() / 4 * 3);
-    for (size_t i = 0; i < text.size(); i += 4) {
-        int v[4];
-        int padding = 0;
-        for (int k = 0; k < 4; ++k) {
-            const char c = text[i + size_t(k)];
-            if (c == '=') {
-                // Padding may only end the final quantum, and only in its last two places.
-                if (i + 4 != text.size() || k < 2) return std::nullopt;
-                ++padding;
-                v[k] = 0;
-                continue;
-            }
-            if (padding > 0) return std::nullopt;
-            v[k] = value_of(c);
-            if (v[k] < 0) return std::nullopt;
-        }
-        const uint32_t bits = (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) |
-                              (uint32_t(v[2]) << 6) | uint32_t(v[3]);
-        out += char((bits >> 16) & 0xFF);
-        if (padding < 2) out += char((bits >> 8) & 0xFF);
-        if (padding < 1) out += char(bits & 0xFF);
-        // Go's strict decoding also rejects non-zero bits hidden under the padding.
-        if ((padding == 1 && (bits & 0xFF) != 0) || (padding == 2 && (bits & 0xFFFF) != 0)) {
-            return std::nullopt;
-        }
-    }
-    return out;
-}
-
-std::string base64_encode(std::string_view bytes) {
-    std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
-    size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const uint32_t bits = (uint32_t(uint8_t(bytes[i])) << 16) |
-                              (uint32_t(uint8_t(bytes[i + 1])) << 8) |
-                              uint32_t(uint8_t(bytes[i + 2]));
-        out += kBase64[(bits >> 18) & 63];
-        out += kBase64[(bits >> 12) & 63];
-        out += kBase64[(bits >> 6) & 63];
-        out += kBase64[bits & 63];
-    }
-    if (const size_t rest = bytes.size() - i; rest > 0) {
-        uint32_t bits = uint32_t(uint8_t(bytes[i])) << 16;
-        if (rest == 2) bits |= uint32_t(uint8_t(bytes[i + 1])) << 8;
-        out += kBase64[(bits >> 18) & 63];
-        out += kBase64[(bits >> 12) & 63];
-        out += rest == 2 ? kBase64[(bits >> 6) & 63] : '=';
-        out += '=';
     }
     return out;
 }

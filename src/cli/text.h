@@ -1,6 +1,7 @@
 // Small text helpers that reproduce the Go `narad` CLI's output byte for byte: pflag's integer
 // parsing and error texts, Go's %q and JSON string quoting, rune-counted padding as in "%-32s",
-// humanBytes, %.0f, %x, base64 and url.QueryEscape/PathEscape. Pure functions; any thread.
+// humanBytes, %.0f, %x and url.QueryEscape/PathEscape (JSON quoting and base64 are
+// base/json_text.h). Pure functions; any thread.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/json_text.h"
 #include "base/status.h"
 
 namespace narad::cli {
@@ -22,10 +24,6 @@ std::string flag_error(std::string_view value, std::string_view flag, std::strin
 
 // Go's %q (strconv.Quote) for a UTF-8 string.
 std::string go_quote(std::string_view text);
-
-// A JSON string literal as Go's encoding/json writes it, HTML-escaping <, > and & (json.Marshal,
-// json.Encoder) and writing invalid UTF-8 as \ufffd.
-std::string go_json_quote(std::string_view text);
 
 // Number of runes (UTF-8 code points, invalid bytes counting one each), as Go's width padding
 // counts them.
@@ -44,10 +42,6 @@ std::string format_float1(double value);
 
 // Go's %x of a byte string: lowercase hex, two digits per byte.
 std::string hex_encode(std::string_view bytes);
-
-// base64.StdEncoding (padding required); nullopt on malformed input.
-std::optional<std::string> base64_decode(std::string_view text);
-std::string base64_encode(std::string_view bytes);
 
 // url.QueryEscape (space becomes '+') and url.PathEscape (one path segment).
 std::string query_escape(std::string_view text);

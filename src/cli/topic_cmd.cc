@@ -3,9 +3,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/duration.h"
 #include "cli/calls.h"
 #include "cli/command.h"
-#include "cli/duration.h"
 #include "cli/text.h"
 #include "cli/topic_format.h"
 

@@ -3,7 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "cli/duration.h"
+#include "base/duration.h"
+#include "base/json_text.h"
 #include "cli/text.h"
 
 namespace narad::cli {
@@ -69,10 +70,10 @@ std::string format_topics_json(const std::vector<TopicItem>& topics) {
     for (size_t i = 0; i < topics.size(); ++i) {
         const TopicItem& t = topics[i];
         if (i > 0) out += ',';
-        out += "{\"name\":" + go_json_quote(t.name) +
+        out += "{\"name\":" + json_string(t.name) +
                ",\"partitions\":" + std::to_string(t.partitions) +
                ",\"retention_ms\":" + std::to_string(t.retention_ms) +
-               ",\"role\":" + go_json_quote(t.role) + ",\"parent\":" + go_json_quote(t.parent) +
+               ",\"role\":" + json_string(t.role) + ",\"parent\":" + json_string(t.parent) +
                ",\"fanout_delay_ms\":" + std::to_string(t.fanout_delay_ms) + "}";
     }
     out += "]\n";

@@ -19,6 +19,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 
+#include "base/json_text.h"
 #include "net/http_wire.h"
 #include "net/response_reader.h"
 
@@ -40,7 +41,7 @@ class HttpClient::Impl {
           where_(options_.host + ":" + std::to_string(options_.port)),
           reader_(options_.response_body_limit_bytes) {
         if (!options_.basic_auth.empty()) {
-            authorization_ = "Basic " + wire::base64_encode(options_.basic_auth);
+            authorization_ = "Basic " + base64_encode(options_.basic_auth);
         }
     }
 

@@ -226,30 +226,4 @@ void append_request_head(std::string& out, const RequestHead& head) {
     out.append("\r\n");
 }
 
-std::string base64_encode(std::string_view data) {
-    static constexpr char kAlphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    out.reserve((data.size() + 2) / 3 * 4);
-    size_t i = 0;
-    for (; i + 3 <= data.size(); i += 3) {
-        uint32_t n = (static_cast<uint8_t>(data[i]) << 16) |
-                     (static_cast<uint8_t>(data[i + 1]) << 8) | static_cast<uint8_t>(data[i + 2]);
-        out.push_back(kAlphabet[(n >> 18) & 63]);
-        out.push_back(kAlphabet[(n >> 12) & 63]);
-        out.push_back(kAlphabet[(n >> 6) & 63]);
-        out.push_back(kAlphabet[n & 63]);
-    }
-    size_t rest = data.size() - i;
-    if (rest > 0) {
-        uint32_t n = static_cast<uint32_t>(static_cast<uint8_t>(data[i])) << 16;
-        if (rest == 2) n |= static_cast<uint32_t>(static_cast<uint8_t>(data[i + 1])) << 8;
-        out.push_back(kAlphabet[(n >> 18) & 63]);
-        out.push_back(kAlphabet[(n >> 12) & 63]);
-        out.push_back(rest == 2 ? kAlphabet[(n >> 6) & 63] : '=');
-        out.push_back('=');
-    }
-    return out;
-}
-
 }  // namespace narad::net::wire

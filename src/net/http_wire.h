@@ -47,6 +47,4 @@ struct RequestHead {
 // there is a body or the method usually carries one.
 void append_request_head(std::string& out, const RequestHead& head);
 
-std::string base64_encode(std::string_view data);
-
 }  // namespace narad::net::wire

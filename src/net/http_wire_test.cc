@@ -91,17 +91,5 @@ TEST(HttpWireTest, RequestHeadAnnouncesTheBody) {
     EXPECT_TRUE(contains(head, "Content-Length: 0\r\n"));
 }
 
-// Rule: base64 matches the RFC 4648 test vectors.
-TEST(HttpWireTest, Base64MatchesRfcVectors) {
-    EXPECT_EQ(base64_encode(""), "");
-    EXPECT_EQ(base64_encode("f"), "Zg==");
-    EXPECT_EQ(base64_encode("fo"), "Zm8=");
-    EXPECT_EQ(base64_encode("foo"), "Zm9v");
-    EXPECT_EQ(base64_encode("foob"), "Zm9vYg==");
-    EXPECT_EQ(base64_encode("fooba"), "Zm9vYmE=");
-    EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
-    EXPECT_EQ(base64_encode("user:pa\xff"), "dXNlcjpwYf8=");
-}
-
 }  // namespace
 }  // namespace narad::net::wire

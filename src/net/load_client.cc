@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/json_text.h"
 #include "base/log.h"
 #include "net/http_client.h"
 #include "net/http_wire.h"
@@ -313,7 +314,7 @@ class LoadClient::Impl {
         shared.generator = std::move(generator);
         shared.where = options_.client.host + ":" + std::to_string(options_.client.port);
         if (!options_.client.basic_auth.empty()) {
-            shared.authorization = "Basic " + wire::base64_encode(options_.client.basic_auth);
+            shared.authorization = "Basic " + base64_encode(options_.client.basic_auth);
         }
         NARAD_RETURN_IF_ERROR(resolve(options_.client, shared.endpoints));
 

@@ -104,9 +104,10 @@ class Node::Impl {
             return swept.status().with_context("start-up sweep of topic directories");
         if (*swept > 0) NARAD_LOG_INFO("start-up sweep removed {} stale topic directories", *swept);
 
-        logs_->set_append_listener([this](const std::string& topic, PartitionId partition, Offset hwm) {
-            consume_->on_append(topic, partition, hwm);
-        });
+        logs_->set_append_listener(
+            [this](const std::string& topic, PartitionId partition, Offset hwm) {
+                consume_->on_append(topic, partition, hwm);
+            });
         watch_id_ = store_->watch(
             [this](const meta::MetaSnapshot& snapshot) { consume_->apply_limits(snapshot); });
 

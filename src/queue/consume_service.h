@@ -75,8 +75,8 @@ class ConsumeService {
     Status settle(std::string_view topic, PartitionId partition, Offset offset, uint64_t lease_id,
                   Settle kind);
 
-    // A partition's high watermark advanced to `hwm`: wakes as many of the topic's waiters as records
-    // were appended.
+    // A partition's high watermark advanced to `hwm`: wakes as many of the topic's waiters as
+    // records were appended.
     void on_append(const std::string& topic, PartitionId partition, Offset hwm);
     // Forgets every partition of the topic (its data is being deleted).
     void drop_topic(std::string_view topic);

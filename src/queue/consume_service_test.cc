@@ -171,8 +171,8 @@ TEST_F(ConsumeServiceTest, EachAppendWakesAParkedConsumer) {
     }
     for (int i = 0; i < kConsumers; ++i) append("t", static_cast<uint32_t>(i % 3), 1);
     std::unique_lock lock(mutex);
-    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30),
-                                 [&] { return answered == kConsumers; }))
+    ASSERT_TRUE(
+        changed.wait_for(lock, std::chrono::seconds(30), [&] { return answered == kConsumers; }))
         << "only " << answered << " of " << kConsumers << " parked consumers were answered";
     EXPECT_EQ(parked_messages, kConsumers);
 }

@@ -1,8 +1,8 @@
-#include "api/json_text.h"
+#include "base/json_text.h"
 
 #include <cstdint>
 
-namespace narad::api {
+namespace narad {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
@@ -328,15 +328,12 @@ std::optional<std::string> base64_decode(std::string_view text) {
         out += static_cast<char>((n >> 16) & 0xFF);
         if (padding < 2) out += static_cast<char>((n >> 8) & 0xFF);
         if (padding < 1) out += static_cast<char>(n & 0xFF);
+        // As Go's strict decoding: bits hidden under the padding must be zero.
+        if ((padding == 1 && (n & 0xFF) != 0) || (padding == 2 && (n & 0xFFFF) != 0)) {
+            return std::nullopt;
+        }
     }
     return out;
 }
 
-std::string error_body(std::string_view message) {
-    std::string out = "{\"error\":";
-    append_json_string(out, message, HtmlEscape::no);
-    out += "}\n";
-    return out;
-}
-
-}  // namespace narad::api
+}  // namespace narad

@@ -1,8 +1,8 @@
-#include "api/json_text.h"
+#include "base/json_text.h"
 
 #include <gtest/gtest.h>
 
-namespace narad::api {
+namespace narad {
 namespace {
 
 // Rule: json.Valid semantics: one JSON value with optional surrounding whitespace.
@@ -48,15 +48,19 @@ TEST(JsonTextTest, Base64RoundTrip) {
         EXPECT_EQ(base64_decode(base64_encode(sample)), sample);
     }
     EXPECT_EQ(base64_encode("hi"), "aGk=");
+    // RFC 4648's test vectors.
+    EXPECT_EQ(base64_encode(""), "");
+    EXPECT_EQ(base64_encode("f"), "Zg==");
+    EXPECT_EQ(base64_encode("fo"), "Zm8=");
+    EXPECT_EQ(base64_encode("foo"), "Zm9v");
+    EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
+    // Non-zero bits under the padding are refused, as Go's strict decoder does.
+    EXPECT_FALSE(base64_decode("aGl=").has_value());
+    EXPECT_FALSE(base64_decode("aH==").has_value());
     EXPECT_FALSE(base64_decode("aGk").has_value());
     EXPECT_FALSE(base64_decode("a=Gk").has_value());
     EXPECT_FALSE(base64_decode("aG!=").has_value());
 }
 
-// Rule: error bodies are {"error":"..."} plus a newline.
-TEST(JsonTextTest, ErrorBody) {
-    EXPECT_EQ(error_body("topic not found"), "{\"error\":\"topic not found\"}\n");
-}
-
 }  // namespace
-}  // namespace narad::api
+}  // namespace narad

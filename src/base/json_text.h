@@ -1,13 +1,14 @@
 // JSON text written the way Narad (Go) writes it, byte for byte where clients can see it: string
 // escaping (with or without Go's HTML escaping of <, > and &), the `json.Valid` test that decides
-// whether a payload is returned verbatim, UTF-8 checks and base64. Pure functions, any thread.
+// whether a payload is returned verbatim, UTF-8 checks and base64. Shared by the API (its answers),
+// the CLI (its output) and net (Basic auth). Pure functions, any thread.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace narad::api {
+namespace narad {
 
 enum class HtmlEscape { no, yes };
 
@@ -27,7 +28,4 @@ std::string base64_encode(std::string_view bytes);
 // Standard alphabet with padding; nullopt on malformed input.
 std::optional<std::string> base64_decode(std::string_view text);
 
-// The `{"error":"..."}\n` body every API error carries.
-std::string error_body(std::string_view message);
-
-}  // namespace narad::api
+}  // namespace narad
