@@ -16,19 +16,6 @@ std::string_view raw_query(const net::HttpRequest& request) {
     return std::string_view(request.target).substr(question + 1);
 }
 
-net::HttpResponse produce_error(const Status& status) {
-    switch (status.code()) {
-        case Errc::invalid_argument:
-        case Errc::not_found:
-        case Errc::conflict:
-        case Errc::unavailable:
-        case Errc::shutting_down:
-            return error_response(status);
-        default:
-            return error_response(500, "produce failed");
-    }
-}
-
 void produce(ApiContext& context, net::HttpRequest request, const PathParams& params,
              net::Responder respond) {
     auto parsed = parse_produce_params(raw_query(request));
@@ -40,7 +27,8 @@ void produce(ApiContext& context, net::HttpRequest request, const PathParams& pa
     messages[0].value = std::move(request.body);
     context.produce.produce(params.get("topic"), std::move(messages),
                             [respond = std::move(respond)](Status status) {
-                                if (!status.is_ok()) return respond(produce_error(status));
+                                if (!status.is_ok())
+                                    return respond(domain_error_response(status, "produce"));
                                 respond(empty_response(202));
                             });
 }
@@ -53,22 +41,9 @@ void produce_batch(ApiContext& context, net::HttpRequest request, const PathPara
     context.produce.produce(
         params.get("topic"), std::move(*decoded),
         [respond = std::move(respond), count](Status status) {
-            if (!status.is_ok()) return respond(produce_error(status));
+            if (!status.is_ok()) return respond(domain_error_response(status, "produce"));
             respond(json_response(202, "{\"accepted\":" + std::to_string(count) + "}\n"));
         });
-}
-
-net::HttpResponse consume_error(const Status& status) {
-    switch (status.code()) {
-        case Errc::invalid_argument:
-        case Errc::not_found:
-        case Errc::gone:
-        case Errc::unavailable:
-        case Errc::not_owner:
-            return error_response(status);
-        default:
-            return error_response(500, "consume failed");
-    }
 }
 
 net::HttpResponse messages_response(const std::string& topic,
@@ -98,7 +73,7 @@ void replay(ApiContext& context, const std::string& topic, const ConsumeParams& 
                                            Offset(*params.offset + i));
         if (!read.is_ok()) {
             if (!messages.empty()) break;  // answer with what was read before the gap
-            return respond(consume_error(read.status()));
+            return respond(domain_error_response(read.status(), "consume"));
         }
         if (!*read) break;
         messages.push_back(std::move(**read));
@@ -130,7 +105,7 @@ void consume(ApiContext& context, net::HttpRequest request, const PathParams& pa
     context.consume.consume(
         std::move(consume_request),
         [respond = std::move(respond), topic, batch](Result<std::vector<queue::Delivery>> result) {
-            if (!result.is_ok()) return respond(consume_error(result.status()));
+            if (!result.is_ok()) return respond(domain_error_response(result.status(), "consume"));
             respond(messages_response(topic, *result, batch));
         });
 }
@@ -168,26 +143,13 @@ Status settle_one(ApiContext& context, const std::string& topic, std::string_vie
                                   to_settle(action));
 }
 
-net::HttpResponse settle_error(const Status& status, AckAction action) {
-    switch (status.code()) {
-        case Errc::invalid_argument:
-        case Errc::not_found:
-        case Errc::gone:
-        case Errc::acked_ahead_full:
-        case Errc::unavailable:
-        case Errc::not_owner:
-            return error_response(status);
-        default:
-            return error_response(500, std::string(settle_operation(action)) + " failed");
-    }
-}
-
 void ack(ApiContext& context, net::HttpRequest request, const PathParams& path,
          net::Responder respond) {
     auto parsed = parse_ack_params(raw_query(request));
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
     Status status = settle_one(context, path.get("topic"), parsed->receipt_handle, parsed->action);
-    if (!status.is_ok()) return respond(settle_error(status, parsed->action));
+    if (!status.is_ok())
+        return respond(domain_error_response(status, settle_operation(parsed->action)));
     respond(empty_response(204));
 }
 
@@ -212,7 +174,7 @@ void ack_batch(ApiContext& context, net::HttpRequest request, const PathParams& 
             body += ",\"status\":204}";
             continue;
         }
-        net::HttpResponse error = settle_error(status, *action);
+        net::HttpResponse error = domain_error_response(status, settle_operation(*action));
         body += ",\"status\":" + std::to_string(error.status) + ",\"error\":";
         append_json_string(body, status.message(), HtmlEscape::no);
         body += '}';

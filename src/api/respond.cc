@@ -1,6 +1,7 @@
 #include "api/respond.h"
 
 #include "base/json_text.h"
+#include "base/log.h"
 
 namespace narad::api {
 
@@ -21,6 +22,27 @@ net::HttpResponse json_response(int status, std::string body) {
 
 net::HttpResponse error_response(const Status& status) {
     return error_response(errc_http_status(status.code()), status.message());
+}
+
+net::HttpResponse domain_error_response(const Status& status, std::string_view operation) {
+    switch (status.code()) {
+        case Errc::invalid_argument:
+        case Errc::not_found:
+        case Errc::already_exists:
+        case Errc::conflict:
+        case Errc::gone:
+        case Errc::payload_too_large:
+        case Errc::not_owner:
+        case Errc::too_many_requests:
+        case Errc::acked_ahead_full:
+        case Errc::unavailable:
+        case Errc::shutting_down:
+        case Errc::not_implemented:
+            return error_response(status);
+        default:
+            NARAD_LOG_ERROR("{} failed: {}", operation, status.to_string());
+            return error_response(500, std::string(operation) + " failed");
+    }
 }
 
 net::HttpResponse error_response(int http_status, std::string_view message) {

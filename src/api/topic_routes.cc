@@ -20,23 +20,6 @@ void off_thread(ApiContext& context, net::Responder respond,
     if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
 }
 
-net::HttpResponse domain_error(const Status& status, const char* operation) {
-    switch (status.code()) {
-        case Errc::invalid_argument:
-        case Errc::not_found:
-        case Errc::already_exists:
-        case Errc::conflict:
-        case Errc::gone:
-        case Errc::acked_ahead_full:
-        case Errc::unavailable:
-        case Errc::not_owner:
-        case Errc::not_implemented:
-            return error_response(status);
-        default:
-            return error_response(500, std::string(operation) + " failed");
-    }
-}
-
 void create_topic(ApiContext& context, net::HttpRequest request, net::Responder respond) {
     auto decoded = decode_create_topic(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
@@ -47,7 +30,7 @@ void create_topic(ApiContext& context, net::HttpRequest request, net::Responder 
     off_thread(context, std::move(respond), [&context, create = std::move(*decoded)]() mutable {
         bool with_parent = !create.parent.empty();
         auto created = context.topics.create(std::move(create));
-        if (!created.is_ok()) return domain_error(created.status(), "create topic");
+        if (!created.is_ok()) return domain_error_response(created.status(), "create topic");
         return json_response(201, topic_json(*created, with_parent ? RoleField::always
                                                                    : RoleField::omit_standalone));
     });
@@ -130,7 +113,8 @@ void update_topic(ApiContext& context, net::HttpRequest request, const PathParam
     off_thread(context, std::move(respond),
                [&context, name = params.get("topic"), update = std::move(*decoded)] {
                    auto updated = context.topics.update(name, update);
-                   if (!updated.is_ok()) return domain_error(updated.status(), "alter topic");
+                   if (!updated.is_ok())
+                       return domain_error_response(updated.status(), "alter topic");
                    return json_response(200, topic_json(*updated, RoleField::always));
                });
 }
@@ -138,7 +122,7 @@ void update_topic(ApiContext& context, net::HttpRequest request, const PathParam
 void delete_topic(ApiContext& context, const PathParams& params, net::Responder respond) {
     off_thread(context, std::move(respond), [&context, name = params.get("topic")] {
         Status removed = context.topics.remove(name);
-        if (!removed.is_ok()) return domain_error(removed, "delete topic");
+        if (!removed.is_ok()) return domain_error_response(removed, "delete topic");
         if (!context.purge_topic(name).is_ok()) return error_response(500, "delete topic failed");
         return empty_response(204);
     });
