@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "base/log.h"
-#include "base/metrics.h"
+#include "queue/consume_metrics.h"
 #include "queue/consumer_offset_file.h"
 
 namespace narad::queue {
@@ -20,45 +20,6 @@ QueueLimits limits_of(const meta::Topic& topic) {
     limits.max_in_flight = static_cast<uint32_t>(topic.max_in_flight_per_partition);
     limits.max_acked_ahead = static_cast<uint32_t>(topic.max_acked_ahead_per_partition);
     return limits;
-}
-
-struct Metrics {
-    metrics::Family<metrics::Counter>& consumed = metrics::Registry::global().counter(
-        "narad_messages_consumed_total", "Messages handed to consumers.", {"topic", "partition"});
-    metrics::Family<metrics::Counter>& consumed_bytes = metrics::Registry::global().counter(
-        "narad_bytes_consumed_total", "Payload bytes handed to consumers.", {"topic", "partition"});
-    metrics::Family<metrics::Counter>& corrupt = metrics::Registry::global().counter(
-        "narad_consumer_corrupt_skipped_total", "Records skipped because their frame is corrupt.",
-        {"topic", "partition"});
-    metrics::Family<metrics::Counter>& empty = metrics::Registry::global().counter(
-        "narad_consume_empty_total", "Consumes answered with no message.", {"topic"});
-    metrics::Family<metrics::Histogram>& wait = metrics::Registry::global().histogram(
-        "narad_consume_wait_seconds", "Time a consume spent waiting, by outcome.",
-        {0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60}, {"topic", "outcome"});
-    metrics::Family<metrics::Counter>& extended = metrics::Registry::global().counter(
-        "narad_ack_extended_total", "Leases extended.", {"topic"});
-    metrics::Family<metrics::Counter>& nacked = metrics::Registry::global().counter(
-        "narad_nack_total", "Leases released by nack.", {"topic"});
-    metrics::Family<metrics::Counter>& ack_rejected = metrics::Registry::global().counter(
-        "narad_ack_rejected_total", "Acks refused because the acked-ahead window is full.",
-        {"reason"});
-    metrics::Family<metrics::Gauge>& lag = metrics::Registry::global().gauge(
-        "narad_consumer_lag_messages", "Committed messages not yet acked.", {"topic", "partition"});
-    metrics::Family<metrics::Gauge>& dropped = metrics::Registry::global().gauge(
-        "narad_consumer_dropped_messages", "Messages retention deleted before they were acked.",
-        {"topic", "partition"});
-    metrics::Family<metrics::Gauge>& oldest_age = metrics::Registry::global().gauge(
-        "narad_oldest_unconsumed_message_age_seconds",
-        "Age of the segment holding the oldest unacked message.", {"topic", "partition"});
-    metrics::Family<metrics::Gauge>& in_flight = metrics::Registry::global().gauge(
-        "narad_inflight_size", "Leases out.", {"topic", "partition"});
-    metrics::Family<metrics::Gauge>& acked_ahead = metrics::Registry::global().gauge(
-        "narad_acked_ahead_size", "Acked offsets above the frontier.", {"topic", "partition"});
-};
-
-Metrics& metrics_instance() {
-    static Metrics* m = new Metrics();
-    return *m;
 }
 
 }  // namespace
@@ -76,7 +37,7 @@ class ConsumeService::Impl {
           committer_(committer),
           scheduler_(scheduler),
           options_(options),
-          metrics_(metrics_instance()) {}
+          metrics_(consume_metrics()) {}
 
     ~Impl() { stop(); }
 
@@ -232,10 +193,7 @@ class ConsumeService::Impl {
             std::lock_guard lock(hwm_mutex_);
             std::erase_if(hwms_, [&](const auto& entry) { return entry.first.first == topic; });
         }
-        auto& m = metrics_;
-        for (auto* family : {&m.lag, &m.dropped, &m.oldest_age, &m.in_flight, &m.acked_ahead}) {
-            family->remove_prefix({std::string(topic)});
-        }
+        metrics_.remove_topic(std::string(topic));
     }
 
     void apply_limits(const meta::MetaSnapshot& snapshot) {
@@ -593,23 +551,8 @@ class ConsumeService::Impl {
         for (auto& [topic, partition, entry] : queues) {
             auto log = logs_.get_if_open(topic, PartitionId(partition));
             if (!log) continue;
-            QueueStats s = entry.queue->stats();
-            metrics::Labels labels{topic, std::to_string(partition)};
-            Offset hwm = log->high_watermark();
-            metrics_.lag.with(labels).set(
-                hwm > s.frontier ? static_cast<double>(hwm.distance_from(s.frontier)) : 0);
-            metrics_.dropped.with(labels).set(static_cast<double>(entry.dropped->load()));
-            metrics_.in_flight.with(labels).set(s.in_flight);
-            metrics_.acked_ahead.with(labels).set(s.acked_ahead);
-            double age = 0;
-            if (s.frontier < hwm) {
-                for (const auto& segment : log->segments()) {
-                    if (segment.base <= s.frontier) {
-                        age = std::chrono::duration<double>(now - segment.modified).count();
-                    }
-                }
-            }
-            metrics_.oldest_age.with(labels).set(std::max(0.0, age));
+            metrics_.report_partition(topic, partition, entry.queue->stats(), *log,
+                                      entry.dropped->load(), now);
         }
     }
 
@@ -621,7 +564,7 @@ class ConsumeService::Impl {
     OffsetCommitter& committer_;
     Scheduler& scheduler_;
     ConsumeOptions options_;
-    Metrics& metrics_;
+    ConsumeMetrics& metrics_;
 
     mutable std::mutex queues_mutex_;
     std::map<std::pair<std::string, uint32_t>, Entry> queues_;  // GUARDED_BY(queues_mutex_)
