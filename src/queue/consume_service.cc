@@ -359,9 +359,15 @@ class ConsumeService::Impl {
                             ->fetch_add(oldest.distance_from(frontier));
                     }
                     queue.skip_below(oldest);
+                    // The leases still standing (at or above the new oldest offset) were never
+                    // read: hand them back and reserve afresh in the next round.
+                    for (size_t k = i; k < leases.size(); ++k) {
+                        if (leases[k].offset >= oldest) {
+                            (void)queue.nack(leases[k].offset, leases[k].lease_id);
+                        }
+                    }
                     retention_skipped = true;
-                    i += run;
-                    continue;
+                    break;
                 }
                 std::map<uint64_t, storage::StoredRecord*> by_offset;
                 for (auto& record : read->records) by_offset[record.offset.value()] = &record;

@@ -8,6 +8,7 @@
 
 #include "base/thread_pool.h"
 #include "meta/local_meta_store.h"
+#include "queue/consume_metrics.h"
 #include "queue/temp_dir_for_test.h"
 
 namespace narad::queue {
@@ -72,8 +73,11 @@ class ThreadScheduler final : public Scheduler {
 class ConsumeServiceTest : public ::testing::Test {
   protected:
     void SetUp() override {
+        // Small segments, so a few records seal a segment (for corruption and retention cases).
+        storage::LogOptions options;
+        options.segment_bytes_max = 4096;
         logs_ = std::make_unique<storage::LogManager>(
-            io::posix_file_system(), SystemClock::instance(), dir_.path(), storage::LogOptions{});
+            io::posix_file_system(), SystemClock::instance(), dir_.path(), options);
         service_ = std::make_unique<ConsumeService>(
             io::posix_file_system(), SystemClock::instance(), *store_, *logs_, guards_, committer_,
             scheduler_, ConsumeOptions{Millis(20)});
@@ -249,6 +253,84 @@ TEST_F(ConsumeServiceTest, ReplayDoesNotReserve) {
     EXPECT_EQ(read->lease_id, 0u);
     EXPECT_FALSE(service_->replay("t", PartitionId(2), Offset(1))->has_value());
     EXPECT_EQ(consume({.topic = "t"})->size(), 1u);
+}
+
+// Rule: a corrupt frame in a sealed segment is skipped by consume and counted; the records around
+// it are delivered.
+TEST_F(ConsumeServiceTest, CorruptSealedFrameIsSkippedAndCounted) {
+    create_topic("t", 3);
+    std::string big(500, 'x');
+    auto log = logs_->get("t", PartitionId(0), storage::CreateIfMissing::yes).value();
+    for (int i = 0; i < 20; ++i) {
+        storage::Record record{.key = "", .value = big};
+        ASSERT_TRUE(log->append(std::span(&record, 1)).is_ok());
+    }
+    auto segments = log->segments();
+    ASSERT_GE(segments.size(), 2u);
+    ASSERT_TRUE(segments[0].sealed);
+    // Flip a byte inside the value of the second record of the first (sealed) segment.
+    std::string path =
+        io::join_path(logs_->partition_directory("t", PartitionId(0)), "00000000000000000000.log");
+    auto file = io::posix_file_system().open(path, io::kReadWrite).value();
+    // Frames are a 64-byte header and the value (docs/formats/frame.md): land inside the second
+    // record's value.
+    uint64_t frame_bytes = 64 + big.size();
+    uint64_t position = frame_bytes + 64 + 100;
+    char byte = 0;
+    ASSERT_EQ(file->read_at(position, &byte, 1).value(), 1u);
+    byte = static_cast<char>(byte ^ 0x5a);
+    ASSERT_TRUE(file->write_at(position, std::string_view(&byte, 1)).is_ok());
+    auto& corrupt = consume_metrics().corrupt.with({"t", "0"});
+    double corrupt_before = corrupt.value();
+    auto got = consume({.topic = "t", .partition = PartitionId(0), .max = 100}).value();
+    EXPECT_EQ(got.size(), 19u);
+    EXPECT_EQ(corrupt.value() - corrupt_before, 1);
+    for (const Delivery& d : got) EXPECT_EQ(d.value, big);
+    // The skipped offset is settled: acking everything delivered empties the partition for good.
+    for (const Delivery& d : got) {
+        ASSERT_TRUE(service_->settle("t", d.partition, d.offset, d.lease_id, Settle::ack).is_ok());
+    }
+    EXPECT_EQ(service_->stats("t", PartitionId(0))->frontier, Offset(20));
+}
+
+// Rule: records retention deleted before they were consumed are skipped (counted as dropped), and
+// consumption continues with the oldest retained record.
+TEST_F(ConsumeServiceTest, RetentionDeletedRecordsAreSkippedAsDropped) {
+    create_topic("t", 3);
+    std::string big(500, 'y');
+    auto log = logs_->get("t", PartitionId(1), storage::CreateIfMissing::yes).value();
+    for (int i = 0; i < 20; ++i) {
+        storage::Record record{.key = "", .value = big};
+        ASSERT_TRUE(log->append(std::span(&record, 1)).is_ok());
+    }
+    // Load the partition's consumer state before retention runs, as a live consumer would have.
+    auto first = consume({.topic = "t", .partition = PartitionId(1)}).value();
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_TRUE(
+        service_->settle("t", PartitionId(1), first[0].offset, first[0].lease_id, Settle::ack)
+            .is_ok());
+    auto segments = log->segments();
+    ASSERT_GE(segments.size(), 2u);
+    std::string directory = logs_->partition_directory("t", PartitionId(1));
+    char name[32];
+    std::snprintf(name, sizeof name, "%020llu.log",
+                  static_cast<unsigned long long>(segments[0].base.value()));
+    ASSERT_TRUE(io::posix_file_system()
+                    .set_modified(io::join_path(directory, name),
+                                  SystemClock::instance().wall_now() - std::chrono::hours(48))
+                    .is_ok());
+    auto retention = log->enforce_retention(Millis(3'600'000)).value();
+    ASSERT_EQ(retention.segments_deleted, 1u);
+    Offset oldest = log->oldest_offset();
+    auto rest = consume({.topic = "t", .partition = PartitionId(1), .max = 100}).value();
+    ASSERT_FALSE(rest.empty());
+    EXPECT_EQ(rest.front().offset, oldest);
+    EXPECT_EQ(rest.size(), 20 - oldest.value());
+    // Offset 0 was acked; 1 .. oldest-1 were deleted unconsumed.
+    std::string scrape = metrics::Registry::global().render();
+    std::string expected = "narad_consumer_dropped_messages{topic=\"t\",partition=\"1\"} " +
+                           std::to_string(oldest.value() - 1) + "\n";
+    EXPECT_NE(scrape.find(expected), std::string::npos) << expected;
 }
 
 // Rule: stop answers every parked long-poll at once with nothing.
