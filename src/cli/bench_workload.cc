@@ -42,7 +42,9 @@ std::optional<Delivery> parse_delivery(std::string_view object) {
 
 std::string message_key(uint64_t index, int64_t keys) {
     if (keys <= 0) return "";
-    return "k" + std::to_string(index % uint64_t(keys));
+    std::string key = "k";
+    key += std::to_string(index % uint64_t(keys));
+    return key;
 }
 
 std::string produce_target(std::string_view topic, std::string_view key) {

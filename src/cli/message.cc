@@ -76,7 +76,10 @@ std::string format_message(const ConsumedMessage& message, bool raw, const Style
     std::string meta =
         "[p" + std::to_string(message.partition) + " @" + std::to_string(message.offset) + "]";
     if (!message.key.empty()) meta += " key=" + message.key;
-    if (message.timestamp > 0) meta += " " + clock_text(message.timestamp, time_zone_offset_s);
+    if (message.timestamp > 0) {
+        meta += ' ';
+        meta += clock_text(message.timestamp, time_zone_offset_s);
+    }
     if (message.payload_encoding == "base64") {
         meta += " (binary, " + std::to_string(payload.size()) + " bytes)";
         return style.dim(meta) + "\n" + hex_encode(payload) + "\n";
