@@ -31,7 +31,7 @@ void register_user(CommandTree& tree) {
                         "grant as action:pattern[,pattern] \xe2\x80\x94 e.g. --grant "
                         "\"produce:orders-*\" (actions: produce, consume, create, admin)")
             ->allow_extra_args(false);
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, cmd, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, cmd, &env]() -> Status {
             if (cmd->count("--user-password") == 0) {
                 return Status(Errc::invalid_argument, "required flag(s) \"user-password\" not set");
             }
@@ -47,7 +47,7 @@ void register_user(CommandTree& tree) {
         CLI::App* cmd = tree.add(user, "grant", "replace a user's grants");
         cmd->add_option("--grant", f->grants, "grant as action:pattern[,pattern]; repeatable")
             ->allow_extra_args(false);
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(nlohmann::json grants, parse_grants(f->grants));
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_and_print(*api, env.output.out, "PUT",
@@ -58,7 +58,7 @@ void register_user(CommandTree& tree) {
     {
         auto f = std::make_shared<AdminFlags>();
         CLI::App* cmd = tree.add(user, "ls", "list users");
-        tree.set_action(cmd, &f->args, ArgRule::none(), [&env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::none(), [&env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_and_print(*api, env.output.out, "GET", "/v1/users");
         });
@@ -66,7 +66,7 @@ void register_user(CommandTree& tree) {
     {
         auto f = std::make_shared<AdminFlags>();
         CLI::App* cmd = tree.add(user, "rm", "delete a user");
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_silent(*api, "DELETE", "/v1/users/" + path_escape(f->args[0]));
         });
@@ -89,7 +89,7 @@ void register_cluster(CommandTree& tree) {
         cmd->add_flag("--cancel", f->cancel, "cancel an in-progress decommission");
         cmd->add_flag("--dry-run", f->dry_run,
                       "only report whether the node could be decommissioned, and why not");
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             const std::string target =
                 "/v1/cluster/members/" + path_escape(f->args[0]) + "/decommission";
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
@@ -105,7 +105,7 @@ void register_cluster(CommandTree& tree) {
             tree.add(cluster, "moves", "list partitions currently being moved between nodes");
         cmd->add_flag("--detail", f->detail,
                       "each side's status, phase, bytes copied, passes and freeze time");
-        tree.set_action(cmd, &f->args, ArgRule::none(), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::none(), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_and_print(
                 *api, env.output.out, "GET",
@@ -114,21 +114,20 @@ void register_cluster(CommandTree& tree) {
         auto abort_flags = std::make_shared<AdminFlags>();
         CLI::App* abort = tree.add(cmd, "abort", "abort the move of one partition");
         abort->add_option("--target", abort_flags->target, "only if the move goes to this node id");
-        tree.set_action(
-            abort, &abort_flags->args, ArgRule::exact(2), [abort_flags, &env]() -> Status {
-                std::string target = "/v1/cluster/moves/" + path_escape(abort_flags->args[0]) +
-                                     "/" + path_escape(abort_flags->args[1]) + "/abort";
-                if (!abort_flags->target.empty()) {
-                    target += "?target=" + query_escape(abort_flags->target);
-                }
-                NARAD_ASSIGN_OR_RETURN(auto api, env.api());
-                return send_and_print(*api, env.output.out, "POST", target);
-            });
+        tree.set_action(abort, abort_flags, ArgRule::exact(2), [abort_flags, &env]() -> Status {
+            std::string target = "/v1/cluster/moves/" + path_escape(abort_flags->args[0]) + "/" +
+                                 path_escape(abort_flags->args[1]) + "/abort";
+            if (!abort_flags->target.empty()) {
+                target += "?target=" + query_escape(abort_flags->target);
+            }
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_and_print(*api, env.output.out, "POST", target);
+        });
     }
     {
         auto f = std::make_shared<AdminFlags>();
         CLI::App* cmd = tree.add(cluster, "status", "the controller's view of the cluster");
-        tree.set_action(cmd, &f->args, ArgRule::none(), [&env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::none(), [&env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_and_print(*api, env.output.out, "GET", "/v1/cluster/status");
         });
@@ -137,7 +136,7 @@ void register_cluster(CommandTree& tree) {
         auto f = std::make_shared<AdminFlags>();
         CLI::App* cmd = tree.add(cluster, "members",
                                  "list cluster members with partition counts and drain status");
-        tree.set_action(cmd, &f->args, ArgRule::none(), [&env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::none(), [&env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_and_print(*api, env.output.out, "GET", "/v1/cluster/members");
         });

@@ -185,7 +185,7 @@ void register_bench_command(CommandTree& tree) {
     tree.add_duration(cmd, "drain-timeout", &f->drain_timeout_ns,
                       "with --consume: stop draining this long after producing ends (default 30s)");
     CommandEnv& env = tree.env();
-    tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env] { return run_bench(*f, env); });
+    tree.set_action(cmd, f, ArgRule::exact(1), [f, &env] { return run_bench(*f, env); });
 }
 
 }  // namespace narad::cli

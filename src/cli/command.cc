@@ -76,8 +76,8 @@ CLI::App* CommandTree::add(CLI::App* parent, const std::string& name,
     return command;
 }
 
-void CommandTree::set_action(CLI::App* command, std::vector<std::string>* args, ArgRule rule,
-                             Action action) {
+void CommandTree::set_action(CLI::App* command, std::shared_ptr<std::vector<std::string>> args,
+                             ArgRule rule, Action action) {
     Leaf& leaf = leaves_[command];
     leaf.args = args;
     leaf.rule = rule;

@@ -72,8 +72,16 @@ class CommandTree {
 
     // A command under `parent` (nullptr = the root). Commands without an action print their help.
     CLI::App* add(CLI::App* parent, const std::string& name, const std::string& description);
-    // The leaf's positional arguments and the action that runs it.
-    void set_action(CLI::App* command, std::vector<std::string>* args, ArgRule rule, Action action);
+    // The leaf's positional arguments (the `args` member of its flags) and the action that runs it.
+    // The tree keeps `flags` alive as long as it may parse into them.
+    template <typename Flags>
+    void set_action(CLI::App* command, const std::shared_ptr<Flags>& flags, ArgRule rule,
+                    Action action) {
+        set_action(command, std::shared_ptr<std::vector<std::string>>(flags, &flags->args), rule,
+                   std::move(action));
+    }
+    void set_action(CLI::App* command, std::shared_ptr<std::vector<std::string>> args, ArgRule rule,
+                    Action action);
 
     // Flags parsed with Go's rules after CLI11 has run; `*value` holds the default until then.
     void add_int(CLI::App* command, const std::string& name, int64_t* value,
@@ -93,7 +101,7 @@ class CommandTree {
 
   private:
     struct Leaf {
-        std::vector<std::string>* args = nullptr;
+        std::shared_ptr<std::vector<std::string>> args;
         ArgRule rule;
         Action action;
     };

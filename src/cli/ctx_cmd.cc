@@ -37,7 +37,7 @@ void register_ctx_commands(CommandTree& tree) {
         cmd->add_option("--user", f->context.user, "basic auth user");
         cmd->add_option("--password", f->context.password,
                         "basic auth password (stored 0600 in your config dir)");
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(LoadedStore loaded, load(env));
             if (f->context.server.empty()) {
                 return Status(Errc::invalid_argument, "--server is required");
@@ -54,7 +54,7 @@ void register_ctx_commands(CommandTree& tree) {
     {
         auto f = std::make_shared<CtxFlags>();
         CLI::App* cmd = tree.add(ctx, "select", "make a context the default for every command");
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(LoadedStore loaded, load(env));
             const std::string& name = f->args[0];
             if (!loaded.store.contexts.contains(name)) {
@@ -69,7 +69,7 @@ void register_ctx_commands(CommandTree& tree) {
     {
         auto f = std::make_shared<CtxFlags>();
         CLI::App* cmd = tree.add(ctx, "ls", "list contexts");
-        tree.set_action(cmd, &f->args, ArgRule::none(), [&env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::none(), [&env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(LoadedStore loaded, load(env));
             env.output.out << format_context_list(loaded.store);
             return Status::ok();
@@ -78,7 +78,7 @@ void register_ctx_commands(CommandTree& tree) {
     {
         auto f = std::make_shared<CtxFlags>();
         CLI::App* cmd = tree.add(ctx, "rm", "remove a context");
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(LoadedStore loaded, load(env));
             const std::string& name = f->args[0];
             if (loaded.store.contexts.erase(name) == 0) {

@@ -73,7 +73,7 @@ void register_misc_commands(CommandTree& tree) {
     {
         auto f = std::make_shared<MiscFlags>();
         CLI::App* cmd = tree.add(nullptr, "version", "print build version and exit");
-        tree.set_action(cmd, &f->args, ArgRule::any(), [&env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::any(), [&env]() -> Status {
             env.output.out << "narad " NARAD_VERSION "\n";
             return Status::ok();
         });
@@ -83,7 +83,7 @@ void register_misc_commands(CommandTree& tree) {
         CLI::App* cmd = tree.add(nullptr, "completion",
                                  "generate the autocompletion script for the specified shell");
         CLI::App& root = tree.root();
-        tree.set_action(cmd, &f->args, ArgRule::range(0, 1), [f, cmd, &root, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::range(0, 1), [f, cmd, &root, &env]() -> Status {
             if (f->args.empty()) {
                 env.output.out << cmd->help();
                 return Status::ok();

@@ -68,7 +68,7 @@ void register_pub_command(CommandTree& tree) {
     tree.add_int(cmd, "rate", &f->rate,
                  "messages per second when --count > 1 (0 = as fast as possible)");
     CommandEnv& env = tree.env();
-    tree.set_action(cmd, &f->args, ArgRule::range(1, 2), [f, &env] { return run_pub(*f, env); });
+    tree.set_action(cmd, f, ArgRule::range(1, 2), [f, &env] { return run_pub(*f, env); });
 }
 
 }  // namespace narad::cli

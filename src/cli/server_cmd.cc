@@ -73,14 +73,14 @@ void register_server_commands(CommandTree& tree) {
         tree.add_int(cmd, "port", &f->port, "API port");
         cmd->add_option("--data-dir", f->data_dir,
                         "storage directory (dev default: ~/.narad/data)");
-        tree.set_action(cmd, &f->args, ArgRule::none(), [f, &env] { return run_start(*f, env); });
+        tree.set_action(cmd, f, ArgRule::none(), [f, &env] { return run_start(*f, env); });
     }
     {
         auto f = std::make_shared<ServerFlags>();
         CLI::App* cmd =
             tree.add(server, "report",
                      "one table: every topic's partitions, messages, size, and owner spread");
-        tree.set_action(cmd, &f->args, ArgRule::none(), [&env] { return run_report(env); });
+        tree.set_action(cmd, f, ArgRule::none(), [&env] { return run_report(env); });
     }
 }
 

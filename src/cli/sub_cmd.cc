@@ -75,7 +75,7 @@ void register_sub_commands(CommandTree& tree) {
         cmd->add_flag("--raw", f->options.raw, "print payloads only (pipe-friendly)");
         cmd->add_flag("--no-ack", f->no_ack,
                       "queue mode: do not ack (messages redeliver after the visibility timeout)");
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env] { return run_sub(*f, env); });
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env] { return run_sub(*f, env); });
     }
     {
         auto f = std::make_shared<SubFlags>();
@@ -87,7 +87,7 @@ void register_sub_commands(CommandTree& tree) {
         tree.add_int(cmd, "to", &f->options.to,
                      "end offset, exclusive (default: current high watermark)");
         cmd->add_flag("--raw", f->options.raw, "print payloads only");
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             SubOptions options = f->options;
             options.topic = f->args[0];
             if (options.partition < 0) {

@@ -41,7 +41,7 @@ void add_topic_add(CommandTree& tree, CLI::App* topic) {
     tree.add_int(cmd, "max-in-flight", &f->max_in_flight, "per-partition in-flight cap");
     tree.add_int(cmd, "max-acked-ahead", &f->max_acked_ahead, "per-partition out-of-order ack cap");
     CommandEnv& env = tree.env();
-    tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+    tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
         nlohmann::json body = {{"name", f->args[0]}};
         if (f->partitions > 0) body["partitions"] = f->partitions;
         if (f->retention_ns > 0) body["retention_ms"] = f->retention_ns / kNanosPerMilli;
@@ -86,7 +86,7 @@ void add_topic_ls(CommandTree& tree, CLI::App* topic) {
     CLI::App* cmd = tree.add(topic, "ls", "list topics");
     cmd->add_flag("--json", f->json, "raw JSON output");
     CommandEnv& env = tree.env();
-    tree.set_action(cmd, &f->args, ArgRule::none(), [f, &env]() -> Status {
+    tree.set_action(cmd, f, ArgRule::none(), [f, &env]() -> Status {
         NARAD_ASSIGN_OR_RETURN(auto api, env.api());
         NARAD_ASSIGN_OR_RETURN(std::vector<TopicItem> all, list_all_topics(*api));
         env.output.out << (f->json ? format_topics_json(all)
@@ -99,7 +99,7 @@ void add_topic_info(CommandTree& tree, CLI::App* topic) {
     auto f = std::make_shared<TopicFlags>();
     CLI::App* cmd = tree.add(topic, "info", "topic config + per-partition stats");
     CommandEnv& env = tree.env();
-    tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+    tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
         NARAD_ASSIGN_OR_RETURN(auto api, env.api());
         return send_and_print(*api, env.output.out, "GET", topic_path(f->args[0]));
     });
@@ -117,7 +117,7 @@ void add_topic_edit(CommandTree& tree, CLI::App* topic) {
     tree.add_int(cmd, "max-acked-ahead", &f->max_acked_ahead,
                  "new per-partition out-of-order ack cap");
     CommandEnv& env = tree.env();
-    tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, cmd, &env]() -> Status {
+    tree.set_action(cmd, f, ArgRule::exact(1), [f, cmd, &env]() -> Status {
         // Deliberate deviation from Go, which sent the field and got a 400 back.
         if (cmd->count("--visibility") > 0) {
             return Status(Errc::invalid_argument,
@@ -150,7 +150,7 @@ void add_topic_rm(CommandTree& tree, CLI::App* topic) {
     CLI::App* cmd = tree.add(topic, "rm", "delete a topic and ALL its data");
     cmd->add_flag("-f,--force", f->force, "skip confirmation");
     CommandEnv& env = tree.env();
-    tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+    tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
         const std::string& name = f->args[0];
         if (!f->force) {
             env.output.out << "delete topic " << go_quote(name) << " and all its data? [y/N] "
@@ -174,7 +174,7 @@ void add_topic_children_commands(CommandTree& tree, CLI::App* topic) {
         CLI::App* cmd =
             tree.add(topic, "attach", "attach an existing topic as a fan-out (or delayed) child");
         tree.add_duration(cmd, "delay", &f->delay_ns, "delivery delay, e.g. 30s");
-        tree.set_action(cmd, &f->args, ArgRule::exact(2), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(2), [f, &env]() -> Status {
             nlohmann::json body = {{"child", f->args[1]}};
             if (f->delay_ns > 0) body["delay_ms"] = f->delay_ns / kNanosPerMilli;
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
@@ -186,7 +186,7 @@ void add_topic_children_commands(CommandTree& tree, CLI::App* topic) {
         auto f = std::make_shared<TopicFlags>();
         CLI::App* cmd =
             tree.add(topic, "detach", "detach a child (the child topic and its data remain)");
-        tree.set_action(cmd, &f->args, ArgRule::exact(2), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(2), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_silent(*api, "DELETE",
                                topic_path(f->args[0]) + "/children/" + path_escape(f->args[1]));
@@ -195,7 +195,7 @@ void add_topic_children_commands(CommandTree& tree, CLI::App* topic) {
     {
         auto f = std::make_shared<TopicFlags>();
         CLI::App* cmd = tree.add(topic, "children", "list a parent's children with fan-out lag");
-        tree.set_action(cmd, &f->args, ArgRule::exact(1), [f, &env]() -> Status {
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_and_print(*api, env.output.out, "GET",
                                   topic_path(f->args[0]) + "/children");
