@@ -6,9 +6,10 @@ MAKEFLAGS += --no-print-directory
 RELEASE_DIR ?= build/release
 TEST_DIR ?= build/test
 ASAN_DIR ?= build/asan
+BENCH_DIR ?= build/bench
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-build unit cluster chaos bench asan format clean
+.PHONY: all deps build run test test-build unit cluster chaos bench bench-single asan format clean
 
 all: build
 
@@ -45,8 +46,18 @@ cluster: test-build
 chaos: test-build
 	@cd $(TEST_DIR) && ctest -L chaos --output-on-failure
 
-# Whole-system benchmarks (docs/benchmarks.md).
-bench: build
+# Narad side by side with NATS JetStream and Redis Streams, same run, same machine (issue 5):
+# bench/workloads/*.yaml through narad-compare; rewrites the generated section of
+# docs/benchmarks.md and docs/benchmarks.csv. Release build with failpoints compiled out.
+bench: deps
+	@cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DNARAD_FAILPOINTS=OFF \
+		-DNARAD_TESTS=OFF -DNARAD_BENCH=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BENCH_DIR) --target narad narad-compare -j $(JOBS)
+	@$(BENCH_DIR)/narad-compare --workloads bench/workloads --narad $(BENCH_DIR)/narad \
+		--markdown docs/benchmarks.md --csv docs/benchmarks.csv --command "make bench"
+
+# Single-node Narad workloads through `narad bench` (bench/run.sh).
+bench-single: build
 	@./bench/run.sh $(RELEASE_DIR)
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.

@@ -1,0 +1,77 @@
+// A server process started by `narad-compare` (narad, nats-server, redis-server): fork + exec
+// with its output in a log file, killed by the kernel if the runner dies (PR_SET_PDEATHSIG), and
+// stopped with SIGTERM, then SIGKILL after a grace period. Also what /proc says about it (peak
+// RSS, CPU time) and the free loopback ports it is given. One owner thread starts and stops it;
+// kill() and the /proc readers may be called from a watchdog thread meanwhile.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace narad::compare {
+
+struct ProcessSpec {
+    std::string executable;  // a path, or a name looked up in PATH
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> env;  // added to this process's environment
+    std::string log_path;                                  // stdout and stderr
+};
+
+class ServerProcess {
+  public:
+    ServerProcess() = default;
+    ~ServerProcess();
+    ServerProcess(const ServerProcess&) = delete;
+    ServerProcess& operator=(const ServerProcess&) = delete;
+
+    Status start(const ProcessSpec& spec);
+    // Whether it is still running (reaps it if it exited).
+    bool running();
+    // SIGTERM, wait up to `grace_ms`, then SIGKILL. Idempotent.
+    void stop(int64_t grace_ms);
+    // SIGKILL now, from any thread (the watchdog); the owner still calls stop() to reap.
+    void kill();
+    pid_t pid() const { return pid_.load(); }
+    // How it ended, once reaped: "exit 1", "signal 9".
+    const std::string& exit_description() const { return exit_description_; }
+
+    // VmHWM of /proc/<pid>/status in bytes.
+    std::optional<uint64_t> peak_rss_bytes() const;
+    // utime + stime + cutime + cstime of /proc/<pid>/stat in seconds (its own CPU and that of
+    // the children it waited for).
+    std::optional<double> cpu_seconds() const;
+    // The last `bytes` of its log, for error messages.
+    std::string log_tail(size_t bytes) const;
+
+  private:
+    void reap(bool block);
+
+    std::atomic<pid_t> pid_{0};
+    bool reaped_ = true;
+    std::string exit_description_;
+    std::string log_path_;
+};
+
+// The full path of `name` (searched in PATH unless it contains a '/'), or not_found.
+Result<std::string> find_executable(const std::string& name);
+
+// A loopback TCP port that was free a moment ago; with `pair`, port + 1 was free as well.
+Result<uint16_t> free_port(bool pair = false);
+
+// Parsers of /proc text, exposed for tests: "VmHWM:  1234 kB" → bytes; the stat line → ticks of
+// CPU (utime + stime + cutime + cstime).
+std::optional<uint64_t> parse_vm_hwm_bytes(const std::string& status_text);
+std::optional<uint64_t> parse_stat_cpu_ticks(const std::string& stat_text);
+
+// CPU seconds this process (all threads) has used so far.
+double self_cpu_seconds();
+
+}  // namespace narad::compare
