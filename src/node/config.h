@@ -48,6 +48,9 @@ struct StorageConfig {
     int64_t offset_commit_interval_ms = 100;
     uint64_t wal_segment_bytes = 32ull << 20;
     uint64_t wal_max_pending_bytes = 256ull << 20;
+    // Partition commits are bound by fdatasync, not CPU: enough workers that a commit to one
+    // partition never waits for another's sync.
+    uint32_t dispatcher_threads = 8;
 };
 
 struct TopicDefaultsConfig {

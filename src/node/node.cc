@@ -118,8 +118,10 @@ class Node::Impl {
         if (!wal.is_ok()) return wal.status().with_context("opening the ingress WAL");
         wal_ = std::move(*wal);
         committer_ = std::make_unique<wal::LocalCommitter>(fs_, clock_, *store_, *logs_, guards_);
+        wal::DispatcherOptions dispatcher_options;
+        dispatcher_options.threads = config_.storage.dispatcher_threads;
         dispatcher_ =
-            std::make_unique<wal::Dispatcher>(clock_, *wal_, *committer_, wal::DispatcherOptions{});
+            std::make_unique<wal::Dispatcher>(clock_, *wal_, *committer_, dispatcher_options);
         produce_ = std::make_unique<wal::ProduceService>(clock_, *store_, *wal_);
 
         meta::TopicPolicy policy;
