@@ -9,6 +9,8 @@ packages=(
     # libraries (DESIGN.md "Decisions")
     libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libxxhash-dev libzstd-dev
     libsimdjson-dev rapidjson-dev libsodium-dev
+    # the metastore: a local etcd member per node (DESIGN.md "Metastore")
+    etcd-server
     # tests and micro-benchmarks
     googletest libgtest-dev libgmock-dev libbenchmark-dev
     # tooling used by tests and `make run`

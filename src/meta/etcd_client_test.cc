@@ -1,0 +1,355 @@
+// EtcdClient against a fake transport: failover, unknown outcomes, error mapping and the watch's
+// resume logic, without a real etcd (net/etcd_transport_test.cc runs the client against one).
+#include "meta/etcd_client.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "base/json_text.h"
+#include "meta/etcd_client_json.h"
+
+namespace narad::meta {
+namespace {
+
+constexpr Millis kWait{10'000};
+
+std::string b64(std::string_view s) { return base64_encode(s); }
+
+// A stream fed by the test; next() waits for a line, ends with peer_error when closed.
+class FakeStream final : public EtcdStream {
+  public:
+    Result<std::string> next(Millis timeout) override {
+        std::unique_lock lock(mutex_);
+        if (!ready_.wait_for(lock, timeout, [&] { return !lines_.empty() || closed_; })) {
+            return Status(Errc::timeout, "nothing yet");
+        }
+        if (!lines_.empty()) {
+            auto line = std::move(lines_.front());
+            lines_.pop_front();
+            return line;
+        }
+        return Status(Errc::peer_error, "stream broken");
+    }
+    void cancel() override { close(); }
+
+    void push(std::string line) {
+        std::lock_guard lock(mutex_);
+        lines_.push_back(std::move(line));
+        ready_.notify_all();
+    }
+    // Breaks the stream once the lines already pushed were read.
+    void close() {
+        std::lock_guard lock(mutex_);
+        closed_ = true;
+        ready_.notify_all();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::deque<std::string> lines_;
+    bool closed_ = false;
+};
+
+// Calls are answered by `handler`; every call is recorded.
+class FakeTransport final : public EtcdTransport {
+  public:
+    struct Call {
+        std::string endpoint;
+        std::string path;
+        std::string body;
+    };
+    std::function<Result<Reply>(const Call&)> handler;
+
+    Result<Reply> post(const std::string& endpoint, std::string_view path, std::string_view body,
+                       Millis) override {
+        Call call{endpoint, std::string(path), std::string(body)};
+        {
+            std::lock_guard lock(mutex_);
+            calls.push_back(call);
+        }
+        return handler(call);
+    }
+
+    Result<std::unique_ptr<EtcdStream>> open_stream(const std::string& endpoint,
+                                                    std::string_view path, std::string_view body,
+                                                    Millis) override {
+        std::unique_lock lock(mutex_);
+        stream_requests.push_back({endpoint, std::string(path), std::string(body)});
+        opened_.notify_all();
+        if (streams.empty()) return Status(Errc::peer_error, "no stream scripted");
+        auto stream = streams.front();
+        streams.pop_front();
+        return std::unique_ptr<EtcdStream>(std::make_unique<ForwardingStream>(stream));
+    }
+
+    // Waits until `count` streams were requested.
+    bool wait_stream_requests(size_t count) {
+        std::unique_lock lock(mutex_);
+        return opened_.wait_for(lock, kWait, [&] { return stream_requests.size() >= count; });
+    }
+
+    std::mutex mutex_;
+    std::condition_variable opened_;
+    std::vector<Call> calls;
+    std::vector<Call> stream_requests;
+    std::deque<std::shared_ptr<FakeStream>> streams;  // handed out in order
+
+  private:
+    // The client owns its stream; the test keeps the FakeStream to feed it.
+    class ForwardingStream final : public EtcdStream {
+      public:
+        explicit ForwardingStream(std::shared_ptr<FakeStream> target) : target_(target) {}
+        Result<std::string> next(Millis timeout) override { return target_->next(timeout); }
+        void cancel() override { target_->cancel(); }
+
+      private:
+        std::shared_ptr<FakeStream> target_;
+    };
+};
+
+EtcdTransport::Reply ok_reply(std::string body) { return {200, std::move(body)}; }
+
+std::string put_answer(int64_t revision) {
+    return R"({"header":{"revision":")" + std::to_string(revision) + R"("}})";
+}
+
+std::string event_json(int64_t revision, std::string_view key, std::string_view value) {
+    return R"({"kv":{"key":")" + b64(key) + R"(","value":")" + b64(value) +
+           R"(","create_revision":"2","mod_revision":")" + std::to_string(revision) +
+           R"(","version":"1"}})";
+}
+
+std::string created(int64_t revision) {
+    return R"({"result":{"header":{"revision":")" + std::to_string(revision) +
+           R"("},"created":true}})";
+}
+
+std::string events(int64_t header_revision, const std::vector<std::string>& list) {
+    std::string out = R"({"result":{"header":{"revision":")" + std::to_string(header_revision) +
+                      R"("},"events":[)";
+    for (size_t i = 0; i < list.size(); ++i) out += (i ? "," : "") + list[i];
+    return out + "]}}";
+}
+
+EtcdClientOptions two_endpoints() {
+    EtcdClientOptions options;
+    options.endpoints = {"http://a:1", "http://b:2"};
+    return options;
+}
+
+// Rule: a mutation whose answer was lost is reported as unknown_outcome and never sent again.
+TEST(EtcdClientTest, PutWhoseAnswerIsLostIsUnknownOutcomeAndNotResent) {
+    FakeTransport transport;
+    transport.handler = [](const FakeTransport::Call&) -> Result<EtcdTransport::Reply> {
+        return Status(Errc::unknown_outcome, "sent, no answer");
+    };
+    EtcdClient client(transport, two_endpoints());
+    auto put = client.put("k", "v");
+    EXPECT_EQ(put.code(), Errc::unknown_outcome);
+    auto txn = client.txn({Compare::missing("k")}, {TxnOp::put("k", "v")});
+    EXPECT_EQ(txn.code(), Errc::unknown_outcome);
+    EXPECT_EQ(transport.calls.size(), 2u);  // one each, no retry on the other endpoint
+}
+
+// Rule: when nothing could be sent to an endpoint, the call goes to the next one, which is then
+// preferred.
+TEST(EtcdClientTest, RefusedEndpointFailsOverAndTheNextIsPreferred) {
+    FakeTransport transport;
+    transport.handler = [](const FakeTransport::Call& call) -> Result<EtcdTransport::Reply> {
+        if (call.endpoint == "http://a:1") return Status(Errc::peer_error, "refused");
+        return ok_reply(put_answer(7));
+    };
+    EtcdClient client(transport, two_endpoints());
+    auto put = client.put("k", "v");
+    ASSERT_TRUE(put.is_ok()) << put.status().to_string();
+    EXPECT_EQ(*put, 7);
+    ASSERT_EQ(transport.calls.size(), 2u);
+    ASSERT_TRUE(client.put("k", "v2").is_ok());
+    ASSERT_EQ(transport.calls.size(), 3u);
+    EXPECT_EQ(transport.calls[2].endpoint, "http://b:2");
+    // Keys and values travel base64-encoded.
+    EXPECT_NE(transport.calls[2].body.find(b64("v2")), std::string::npos);
+}
+
+// Rule: a read whose answer was lost is asked of another endpoint; a mutation is not.
+TEST(EtcdClientTest, ReadThatTimedOutIsAskedElsewhere) {
+    FakeTransport transport;
+    transport.handler = [](const FakeTransport::Call& call) -> Result<EtcdTransport::Reply> {
+        if (call.endpoint == "http://a:1") return Status(Errc::unknown_outcome, "no answer");
+        return ok_reply(R"({"header":{"revision":"9"},"kvs":[{"key":")" + b64("k") +
+                        R"(","value":")" + b64("v") + R"(","mod_revision":"4"}]})");
+    };
+    EtcdClient client(transport, two_endpoints());
+    auto range = client.range("k");
+    ASSERT_TRUE(range.is_ok()) << range.status().to_string();
+    EXPECT_EQ(range->revision, 9);
+    ASSERT_EQ(range->kvs.size(), 1u);
+    EXPECT_EQ(range->kvs[0].value, "v");
+    EXPECT_EQ(range->kvs[0].mod_revision, 4);
+}
+
+// Rule: an etcd answer saying the write was never proposed ("no leader") may go elsewhere.
+TEST(EtcdClientTest, NoLeaderAnswerIsRetriedOnAnotherMember) {
+    FakeTransport transport;
+    transport.handler = [](const FakeTransport::Call& call) -> Result<EtcdTransport::Reply> {
+        if (call.endpoint == "http://a:1") {
+            return EtcdTransport::Reply{
+                503,
+                R"({"error":"etcdserver: no leader","code":14,"message":"etcdserver: no leader"})"};
+        }
+        return ok_reply(put_answer(3));
+    };
+    EtcdClient client(transport, two_endpoints());
+    auto put = client.put("k", "v");
+    ASSERT_TRUE(put.is_ok()) << put.status().to_string();
+    EXPECT_EQ(transport.calls.size(), 2u);
+}
+
+// Rule: gateway errors map onto Errc: compaction is gone, a missing lease not_found, a timed-out
+// proposal an unknown outcome for a write but a timeout for a read.
+TEST(EtcdClientTest, GatewayErrorsMapOntoErrc) {
+    auto body = [](int code, std::string_view message) {
+        return R"({"error":")" + std::string(message) + R"(","code":)" + std::to_string(code) +
+               R"(,"message":")" + std::string(message) + R"("})";
+    };
+    using gateway::decode_error;
+    EXPECT_EQ(
+        decode_error(400, body(11, "etcdserver: mvcc: required revision has been compacted"), false)
+            .code(),
+        Errc::gone);
+    EXPECT_EQ(decode_error(404, body(5, "etcdserver: requested lease not found"), true).code(),
+              Errc::not_found);
+    EXPECT_EQ(decode_error(503, body(14, "etcdserver: request timed out"), true).code(),
+              Errc::unknown_outcome);
+    EXPECT_EQ(decode_error(503, body(14, "etcdserver: leader changed"), true).code(),
+              Errc::unknown_outcome);
+    EXPECT_EQ(decode_error(503, body(14, "etcdserver: request timed out"), false).code(),
+              Errc::unavailable);
+    EXPECT_EQ(decode_error(504, body(4, "context deadline exceeded"), false).code(), Errc::timeout);
+    EXPECT_EQ(decode_error(500, body(2, "election: no leader"), false).code(), Errc::not_found);
+    EXPECT_EQ(decode_error(412, body(9, "etcdserver: bad leader transferee"), true).code(),
+              Errc::conflict);
+    EXPECT_EQ(decode_error(400, body(3, "etcdserver: key is not provided"), true).code(),
+              Errc::invalid_argument);
+    // A streaming call's error object, and a body that is not JSON.
+    EXPECT_EQ(
+        decode_error(200, R"({"error":{"grpc_code":5,"message":"lease not found"}})", false).code(),
+        Errc::not_found);
+    EXPECT_EQ(decode_error(502, "Bad Gateway", true).code(), Errc::unknown_outcome);
+}
+
+// Rule: a keep-alive of a lease that is gone (no TTL in the answer) is not_found.
+TEST(EtcdClientTest, KeepAliveWithoutTtlIsNotFound) {
+    FakeTransport transport;
+    int64_t ttl = 10;
+    transport.handler = [&](const FakeTransport::Call&) -> Result<EtcdTransport::Reply> {
+        std::string ttl_field = ttl > 0 ? R"(,"TTL":")" + std::to_string(ttl) + "\"" : "";
+        return ok_reply(R"({"result":{"header":{"revision":"1"},"ID":"42")" + ttl_field + "}}\n");
+    };
+    EtcdClient client(transport, two_endpoints());
+    auto alive = client.lease_keep_alive(42);
+    ASSERT_TRUE(alive.is_ok()) << alive.status().to_string();
+    EXPECT_EQ(*alive, 10);
+    ttl = 0;
+    EXPECT_EQ(client.lease_keep_alive(42).code(), Errc::not_found);
+}
+
+// Rule: prefix_end is the first key after every key with the prefix.
+TEST(EtcdClientTest, PrefixEndIncrementsTheLastByteBelow0xff) {
+    EXPECT_EQ(EtcdClient::prefix_end("/a/"), "/a0");
+    EXPECT_EQ(EtcdClient::prefix_end(std::string("a\xff", 2)), "b");
+    EXPECT_EQ(EtcdClient::prefix_end(std::string("\xff", 1)), std::string(1, '\0'));
+}
+
+struct Collected {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<int64_t> revisions;  // of every delivered event, in order
+    std::vector<Status> errors;
+
+    bool wait_events(size_t count) {
+        std::unique_lock lock(mutex);
+        return changed.wait_for(lock, kWait, [&] { return revisions.size() >= count; });
+    }
+    bool wait_error() {
+        std::unique_lock lock(mutex);
+        return changed.wait_for(lock, kWait, [&] { return !errors.empty(); });
+    }
+};
+
+// Rule: after the stream breaks, the watch reopens at the revision after the last it delivered
+// and drops events it already delivered, so nothing is lost or repeated.
+TEST(EtcdClientTest, WatchResumesAfterABrokenStreamWithoutLossOrRepeat) {
+    FakeTransport transport;
+    auto first = std::make_shared<FakeStream>();
+    auto second = std::make_shared<FakeStream>();
+    transport.streams = {first, second};
+    first->push(created(5));
+    EtcdClient client(transport, two_endpoints());
+    Collected got;
+    auto watch = client.watch(
+        "k", "", 0,
+        [&](const WatchBatch& batch) {
+            std::lock_guard lock(got.mutex);
+            for (const auto& e : batch.events) got.revisions.push_back(e.kv.mod_revision);
+            got.changed.notify_all();
+        },
+        [&](const Status& status) {
+            std::lock_guard lock(got.mutex);
+            got.errors.push_back(status);
+            got.changed.notify_all();
+        });
+    ASSERT_TRUE(watch.is_ok()) << watch.status().to_string();
+    first->push(events(7, {event_json(6, "k", "a"), event_json(7, "k", "b")}));
+    ASSERT_TRUE(got.wait_events(2));
+    first->close();
+    ASSERT_TRUE(transport.wait_stream_requests(2));
+    {
+        std::lock_guard lock(transport.mutex_);
+        const auto& body = transport.stream_requests[1].body;
+        EXPECT_NE(body.find(R"("start_revision":"8")"), std::string::npos) << body;
+        EXPECT_EQ(transport.stream_requests[1].endpoint, "http://b:2");  // cycles endpoints
+    }
+    second->push(created(9));
+    // A member that sends revision 7 again: it is not delivered twice.
+    second->push(events(9, {event_json(7, "k", "b"), event_json(8, "k", "c")}));
+    second->push(events(9, {event_json(9, "k", "d")}));
+    ASSERT_TRUE(got.wait_events(4));
+    watch->reset();
+    std::lock_guard lock(got.mutex);
+    EXPECT_EQ(got.revisions, (std::vector<int64_t>{6, 7, 8, 9}));
+    EXPECT_TRUE(got.errors.empty());
+}
+
+// Rule: a watch whose history was compacted reports Errc::gone once and ends.
+TEST(EtcdClientTest, WatchOnCompactedHistoryReportsGoneOnce) {
+    FakeTransport transport;
+    auto stream = std::make_shared<FakeStream>();
+    transport.streams = {stream};
+    stream->push(created(20));
+    stream->push(R"({"result":{"header":{},"canceled":true,"compact_revision":"15"}})");
+    EtcdClient client(transport, two_endpoints());
+    Collected got;
+    auto watch = client.watch(
+        "k", "", 3, [&](const WatchBatch&) {},
+        [&](const Status& status) {
+            std::lock_guard lock(got.mutex);
+            got.errors.push_back(status);
+            got.changed.notify_all();
+        });
+    ASSERT_TRUE(watch.is_ok());
+    ASSERT_TRUE(got.wait_error());
+    EXPECT_NE(transport.stream_requests[0].body.find(R"("start_revision":"3")"), std::string::npos);
+    watch->reset();  // joins the thread: no more callbacks after this
+    std::lock_guard lock(got.mutex);
+    ASSERT_EQ(got.errors.size(), 1u);
+    EXPECT_EQ(got.errors[0].code(), Errc::gone);
+    EXPECT_EQ(transport.stream_requests.size(), 1u);  // never reopened
+}
+
+}  // namespace
+}  // namespace narad::meta

@@ -1,0 +1,114 @@
+// EtcdSupervisor with the real etcd binary (Debian's etcd-server): start, restart after a crash,
+// stop, a missing binary, and a restart on existing data.
+#include "meta/etcd_supervisor.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cerrno>
+
+#include "base/metrics.h"
+#include "meta/etcd_test_support.h"
+
+namespace narad::meta {
+namespace {
+
+using testing::local_etcd_options;
+using testing::TempDir;
+
+constexpr Millis kWait{20'000};
+
+double restarts_total() {
+    return metrics::Registry::global()
+        .counter("narad_etcd_restarts_total",
+                 "Times the local etcd member exited and was restarted")
+        .get()
+        .value();
+}
+
+bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+// Rule: start() returns once etcd answers /health on its client URL.
+TEST(EtcdSupervisorTest, StartWaitsUntilEtcdServes) {
+    TempDir dir;
+    auto options = local_etcd_options(dir.path(), "n1");
+    EtcdSupervisor supervisor(options);
+    ASSERT_TRUE(supervisor.start().is_ok());
+    EXPECT_GT(supervisor.pid(), 0);
+    EXPECT_EQ(supervisor.client_url(), "http://127.0.0.1:" + std::to_string(options.client_port));
+    EXPECT_TRUE(probe_etcd_serving("127.0.0.1", options.client_port, Millis(2'000)).is_ok());
+    supervisor.stop();
+}
+
+// Rule: an etcd killed with SIGKILL is restarted by the supervisor, and counted.
+TEST(EtcdSupervisorTest, KilledEtcdIsRestarted) {
+    TempDir dir;
+    EtcdSupervisor supervisor(local_etcd_options(dir.path(), "n1"));
+    ASSERT_TRUE(supervisor.start().is_ok());
+    double restarts_before = restarts_total();
+    pid_t first = supervisor.pid();
+    ASSERT_EQ(::kill(first, SIGKILL), 0);
+    Status restarted = supervisor.wait_started(2, kWait);
+    ASSERT_TRUE(restarted.is_ok()) << restarted.to_string();
+    EXPECT_NE(supervisor.pid(), first);
+    EXPECT_TRUE(process_gone(first));  // reaped, not a zombie
+    EXPECT_EQ(restarts_total(), restarts_before + 1);
+    EXPECT_EQ(supervisor.starts(), 2u);
+}
+
+// Rule: stop() terminates etcd and reaps it; nothing is left running.
+TEST(EtcdSupervisorTest, StopLeavesNoProcess) {
+    TempDir dir;
+    EtcdSupervisor supervisor(local_etcd_options(dir.path(), "n1"));
+    ASSERT_TRUE(supervisor.start().is_ok());
+    pid_t pid = supervisor.pid();
+    double restarts_before = restarts_total();
+    supervisor.stop();
+    EXPECT_EQ(supervisor.pid(), 0);
+    EXPECT_TRUE(process_gone(pid));
+    EXPECT_EQ(restarts_total(), restarts_before);  // a stop is not a crash
+}
+
+// Rule: a missing etcd binary is a clear not_found that says what to install.
+TEST(EtcdSupervisorTest, MissingBinaryIsReported) {
+    TempDir dir;
+    auto options = local_etcd_options(dir.path(), "n1");
+    options.binary = dir.path() + "/no-such-etcd";
+    EtcdSupervisor supervisor(options);
+    Status started = supervisor.start();
+    EXPECT_EQ(started.code(), Errc::not_found);
+    EXPECT_NE(started.message().find("etcd-server"), std::string::npos) << started.message();
+}
+
+// Rule: an etcd that cannot start (bad flags) fails start() with the end of its log.
+TEST(EtcdSupervisorTest, EtcdThatExitsAtStartupFailsStart) {
+    TempDir dir;
+    auto options = local_etcd_options(dir.path(), "n1");
+    options.extra_args = {"--no-such-flag"};
+    EtcdSupervisor supervisor(options);
+    Status started = supervisor.start();
+    EXPECT_EQ(started.code(), Errc::unavailable) << started.to_string();
+    EXPECT_EQ(supervisor.pid(), 0);
+}
+
+// Rule: with a member already in data_dir, etcd ignores the initial-cluster flags, so a restart
+// with flags that would not bootstrap works.
+TEST(EtcdSupervisorTest, RestartOnExistingDataIgnoresInitialCluster) {
+    TempDir dir;
+    auto options = local_etcd_options(dir.path(), "n1");
+    {
+        EtcdSupervisor supervisor(options);
+        ASSERT_TRUE(supervisor.start().is_ok());
+    }
+    // A cluster that includes a member that does not exist, joined as "existing": a fresh data
+    // dir could not start with this.
+    options.initial_cluster =
+        "n1=http://127.0.0.1:" + std::to_string(options.peer_port) + ",ghost=http://127.0.0.1:1";
+    options.initial_cluster_state_new = false;
+    EtcdSupervisor again(options);
+    Status started = again.start();
+    EXPECT_TRUE(started.is_ok()) << started.to_string();
+}
+
+}  // namespace
+}  // namespace narad::meta

@@ -1,0 +1,60 @@
+// HttpEtcdTransport: the real meta::EtcdTransport, HTTP/1.1 to etcd's JSON gateway. A POST borrows
+// a keep-alive connection from a small per-endpoint pool (or opens one) and returns it when the
+// answer came whole; a stream gets a connection of its own and hands out the newline-delimited
+// JSON objects of the chunked answer one at a time.
+//
+// The outcome of a failure is kept apart: Errc::peer_error when no connection could be made (the
+// request was not sent), Errc::unknown_outcome once it may have been sent. Thread-safe: any thread
+// may post or open streams at once; each call blocks its thread (never call from an Asio thread
+// serving clients). Beast and Asio stay inside etcd_transport.cc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "meta/etcd_client.h"
+
+namespace narad::net {
+
+struct EtcdTransportOptions {
+    // Idle connections kept per endpoint; more may be open while calls run.
+    size_t idle_connections_per_endpoint = 4;
+    // An answer larger than this fails (Errc::unknown_outcome: it was sent).
+    uint64_t response_body_limit_bytes = uint64_t{64} << 20;
+    // One object of a stream larger than this breaks the stream.
+    uint64_t stream_object_bytes_max = uint64_t{64} << 20;
+    // A POST's connect phase waits at most this long (and never longer than the call's timeout).
+    Millis connect_timeout{2'000};
+};
+
+class HttpEtcdTransport final : public meta::EtcdTransport {
+  public:
+    explicit HttpEtcdTransport(EtcdTransportOptions options = {});
+    ~HttpEtcdTransport() override;
+    HttpEtcdTransport(const HttpEtcdTransport&) = delete;
+    HttpEtcdTransport& operator=(const HttpEtcdTransport&) = delete;
+
+    Result<Reply> post(const std::string& endpoint, std::string_view path, std::string_view body,
+                       Millis timeout) override;
+    Result<std::unique_ptr<meta::EtcdStream>> open_stream(const std::string& endpoint,
+                                                          std::string_view path,
+                                                          std::string_view body,
+                                                          Millis connect_timeout) override;
+
+    class Connection;  // one TCP connection with its own io_context; private to the .cc
+
+  private:
+    std::unique_ptr<Connection> take_idle(const std::string& endpoint);
+    void give_back(const std::string& endpoint, std::unique_ptr<Connection> connection);
+
+    const EtcdTransportOptions options_;
+    std::mutex mutex_;
+    // GUARDED_BY(mutex_): idle keep-alive connections by endpoint.
+    std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
+};
+
+}  // namespace narad::net
