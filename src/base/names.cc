@@ -1,5 +1,7 @@
 #include "base/names.h"
 
+#include <string>
+
 namespace narad {
 namespace {
 
@@ -22,6 +24,15 @@ Status validate_topic_name(std::string_view name) {
     if (!matches(name, 255) || name == "." || name == "..") {
         return Status(Errc::invalid_argument,
                       "invalid topic name: must match ^[A-Za-z0-9._-]{1,255}$ and not be . or ..");
+    }
+    return Status::ok();
+}
+
+Status validate_node_id(std::string_view name) {
+    if (!matches(name, 255) || name == "." || name == "..") {
+        return Status(Errc::invalid_argument,
+                      "invalid node id \"" + std::string(name.substr(0, 64)) +
+                          "\": must match ^[A-Za-z0-9._-]{1,255}$ and not be . or ..");
     }
     return Status::ok();
 }

@@ -12,5 +12,7 @@ namespace narad {
 Status validate_topic_name(std::string_view name);
 // User names: ^[A-Za-z0-9._-]{1,64}$.
 Status validate_user_name(std::string_view name);
+// Node ids (they name etcd keys and members): ^[A-Za-z0-9._-]{1,255}$, never "." or "..".
+Status validate_node_id(std::string_view name);
 
 }  // namespace narad

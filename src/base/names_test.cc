@@ -26,5 +26,14 @@ TEST(NamesTest, UserNamesAreLimitedTo64Characters) {
     EXPECT_FALSE(validate_user_name("al ice").is_ok());
 }
 
+// Rule: node ids, which become etcd keys and member names, carry no separator and are never . or ..
+TEST(NamesTest, NodeIdsCarryNoSeparator) {
+    EXPECT_TRUE(validate_node_id("node-1.example.com").is_ok());
+    for (std::string bad : {std::string(), std::string("."), std::string(".."), std::string("a/b"),
+                            std::string("n 1"), std::string(256, 'n')}) {
+        EXPECT_EQ(validate_node_id(bad).code(), Errc::invalid_argument) << bad;
+    }
+}
+
 }  // namespace
 }  // namespace narad

@@ -74,6 +74,64 @@ Result<Topic> decode_topic(std::string_view text) {
     return topic_from_json(j);
 }
 
+std::string encode_assignment(const Assignment& assignment) {
+    return json{{"owner", assignment.owner.value()}, {"target", assignment.target.value()}}.dump();
+}
+
+Result<Assignment> decode_assignment(std::string_view text) {
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return Status(Errc::corrupt, "assignment record is not a JSON object");
+    try {
+        return Assignment{NodeId(j.at("owner").get<std::string>()), NodeId(j.value("target", ""))};
+    } catch (const json::exception& e) {
+        return Status(Errc::corrupt, std::string("bad assignment record: ") + e.what());
+    }
+}
+
+std::string encode_member(const MemberInfo& member) {
+    return json{{"id", member.id.value()},
+                {"api_addr", member.api_addr},
+                {"cluster_addr", member.cluster_addr},
+                {"etcd_role", std::string(etcd_role_name(member.etcd_role))},
+                {"etcd_member_id", std::to_string(member.etcd_member_id)},
+                {"draining", member.draining},
+                {"joined_at", member.joined_at}}
+        .dump();
+}
+
+Result<MemberInfo> decode_member(std::string_view text) {
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return Status(Errc::corrupt, "member record is not a JSON object");
+    MemberInfo member;
+    try {
+        member.id = NodeId(j.at("id").get<std::string>());
+        member.api_addr = j.value("api_addr", "");
+        member.cluster_addr = j.value("cluster_addr", "");
+        std::string role = j.value("etcd_role", "none");
+        member.etcd_role = role == "voter"     ? EtcdRole::voter
+                           : role == "learner" ? EtcdRole::learner
+                                               : EtcdRole::none;
+        member.etcd_member_id = std::stoull(j.value("etcd_member_id", "0"));
+        member.draining = j.value("draining", false);
+        member.joined_at = j.value("joined_at", int64_t{0});
+    } catch (const std::exception& e) {
+        return Status(Errc::corrupt, std::string("bad member record: ") + e.what());
+    }
+    return member;
+}
+
+std::string encode_controller_ready(const NodeId& controller, int64_t term) {
+    return json{{"controller", controller.value()}, {"term", term}}.dump();
+}
+
+Result<NodeId> decode_controller_ready(std::string_view text) {
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("controller") || !j["controller"].is_string()) {
+        return Status(Errc::corrupt, "controller record is not valid");
+    }
+    return NodeId(j["controller"].get<std::string>());
+}
+
 // The state file is {"version":1,"revision":R,"topics":[...],"assignments":[...],"checksum":"hex"},
 // where the checksum is XXH3 of the same document dumped without the checksum field.
 std::string encode_state(const MetaState& state) {

@@ -1,5 +1,6 @@
 #include "meta/local_meta_store.h"
 
+#include "base/assert.h"
 #include "base/log.h"
 #include "meta/codec.h"
 
@@ -50,7 +51,8 @@ Status LocalMetaStore::commit(std::shared_ptr<MetaState> next) {
     return Status::ok();
 }
 
-Result<Topic> LocalMetaStore::create_topic(Topic topic, const NodeId& owner_node) {
+Result<Topic> LocalMetaStore::create_topic(Topic topic, std::vector<NodeId> owners) {
+    NARAD_ASSERT(owners.size() == topic.partitions, "one owner per partition");
     std::lock_guard lock(write_mutex_);
     MetaSnapshot current = snapshot();
     if (current->find_topic(topic.name) != nullptr) {
@@ -58,7 +60,8 @@ Result<Topic> LocalMetaStore::create_topic(Topic topic, const NodeId& owner_node
     }
     auto next = std::make_shared<MetaState>(*current);
     for (uint32_t p = 0; p < topic.partitions; ++p) {
-        next->assignments[PartitionKey{topic.name, PartitionId(p)}] = Assignment{owner_node, {}};
+        next->assignments[PartitionKey{topic.name, PartitionId(p)}] =
+            Assignment{std::move(owners[p]), {}};
     }
     next->topics[topic.name] = topic;
     next->topics_version = current->topics_version + 1;
@@ -67,7 +70,7 @@ Result<Topic> LocalMetaStore::create_topic(Topic topic, const NodeId& owner_node
     return topic;
 }
 
-Result<Topic> LocalMetaStore::update_topic(Topic topic, const NodeId& owner_node) {
+Result<Topic> LocalMetaStore::update_topic(Topic topic, std::vector<NodeId> added_owners) {
     std::lock_guard lock(write_mutex_);
     MetaSnapshot current = snapshot();
     const Topic* existing = current->find_topic(topic.name);
@@ -75,9 +78,12 @@ Result<Topic> LocalMetaStore::update_topic(Topic topic, const NodeId& owner_node
         return Status(Errc::not_found, "topic '" + topic.name + "' not found");
     }
     NARAD_ASSERT(topic.partitions >= existing->partitions, "partitions only grow");
+    NARAD_ASSERT(added_owners.size() == topic.partitions - existing->partitions,
+                 "one owner per new partition");
     auto next = std::make_shared<MetaState>(*current);
     for (uint32_t p = existing->partitions; p < topic.partitions; ++p) {
-        next->assignments[PartitionKey{topic.name, PartitionId(p)}] = Assignment{owner_node, {}};
+        next->assignments[PartitionKey{topic.name, PartitionId(p)}] =
+            Assignment{std::move(added_owners[p - existing->partitions]), {}};
     }
     if (topic.partitions != existing->partitions) {
         next->assignments_version = current->assignments_version + 1;

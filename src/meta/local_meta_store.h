@@ -26,8 +26,8 @@ class LocalMetaStore final : public MetaStore {
     static std::unique_ptr<LocalMetaStore> in_memory();
 
     MetaSnapshot snapshot() const override;
-    Result<Topic> create_topic(Topic topic, const NodeId& owner_node) override;
-    Result<Topic> update_topic(Topic topic, const NodeId& owner_node) override;
+    Result<Topic> create_topic(Topic topic, std::vector<NodeId> owners) override;
+    Result<Topic> update_topic(Topic topic, std::vector<NodeId> added_owners) override;
     Status delete_topic(std::string_view name) override;
     uint64_t watch(std::function<void(const MetaSnapshot&)> watcher) override;
     void unwatch(uint64_t id) override;

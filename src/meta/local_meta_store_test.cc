@@ -33,7 +33,7 @@ class LocalMetaStoreTest : public ::testing::Test {
 TEST_F(LocalMetaStoreTest, CreatedTopicSurvivesACrash) {
     {
         auto store = LocalMetaStore::open(fs_, dir_).value();
-        ASSERT_TRUE(store->create_topic(topic("orders", 4), node_).is_ok());
+        ASSERT_TRUE(store->create_topic_on(topic("orders", 4), node_).is_ok());
     }
     ASSERT_TRUE(fs_.drop_unsynced_data().is_ok());
     auto store = LocalMetaStore::open(fs_, dir_).value();
@@ -49,7 +49,7 @@ TEST_F(LocalMetaStoreTest, FailedWriteChangesNothing) {
     auto store = LocalMetaStore::open(fs_, dir_).value();
     uint64_t revision = store->snapshot()->revision;
     fs_.fail(io::FsOp::sync, "state");
-    EXPECT_FALSE(store->create_topic(topic("orders"), node_).is_ok());
+    EXPECT_FALSE(store->create_topic_on(topic("orders"), node_).is_ok());
     EXPECT_EQ(store->snapshot()->find_topic("orders"), nullptr);
     EXPECT_EQ(store->snapshot()->revision, revision);
     auto reopened = LocalMetaStore::open(fs_, dir_).value();
@@ -60,7 +60,7 @@ TEST_F(LocalMetaStoreTest, FailedWriteChangesNothing) {
 TEST_F(LocalMetaStoreTest, CorruptStateFileIsRefused) {
     {
         auto store = LocalMetaStore::open(fs_, dir_).value();
-        ASSERT_TRUE(store->create_topic(topic("orders"), node_).is_ok());
+        ASSERT_TRUE(store->create_topic_on(topic("orders"), node_).is_ok());
     }
     std::string path = io::join_path(dir_, "state");
     std::string contents = io::read_file(fs_, path).value();
@@ -77,8 +77,8 @@ TEST_F(LocalMetaStoreTest, CreateDeleteAndWatch) {
     auto store = LocalMetaStore::in_memory();
     std::vector<uint64_t> revisions;
     store->watch([&](const MetaSnapshot& s) { revisions.push_back(s->revision); });
-    ASSERT_TRUE(store->create_topic(topic("a"), node_).is_ok());
-    EXPECT_EQ(store->create_topic(topic("a"), node_).code(), Errc::already_exists);
+    ASSERT_TRUE(store->create_topic_on(topic("a"), node_).is_ok());
+    EXPECT_EQ(store->create_topic_on(topic("a"), node_).code(), Errc::already_exists);
     ASSERT_TRUE(store->delete_topic("a").is_ok());
     EXPECT_EQ(store->delete_topic("a").code(), Errc::not_found);
     EXPECT_TRUE(store->snapshot()->assignments.empty());
@@ -88,13 +88,13 @@ TEST_F(LocalMetaStoreTest, CreateDeleteAndWatch) {
 // Rule: an update applies only to the incarnation it names, and growing adds assignments.
 TEST_F(LocalMetaStoreTest, UpdateIsBoundToTheIncarnation) {
     auto store = LocalMetaStore::in_memory();
-    ASSERT_TRUE(store->create_topic(topic("a"), node_).is_ok());
+    ASSERT_TRUE(store->create_topic_on(topic("a"), node_).is_ok());
     Topic grown = topic("a", 5);
-    ASSERT_TRUE(store->update_topic(grown, node_).is_ok());
+    ASSERT_TRUE(store->update_topic_on(grown, node_).is_ok());
     EXPECT_EQ(store->snapshot()->assignments.size(), 5u);
     Topic stale = grown;
     stale.incarnation = IncarnationId("other");
-    EXPECT_EQ(store->update_topic(stale, node_).code(), Errc::not_found);
+    EXPECT_EQ(store->update_topic_on(stale, node_).code(), Errc::not_found);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "meta/topic.h"
@@ -21,12 +22,13 @@ class MetaStore {
     // The latest snapshot; never null.
     virtual MetaSnapshot snapshot() const = 0;
 
-    // Creates a topic and its partitions' assignments (owned by `owner_node`). already_exists if
-    // the name is taken. Returns the stored topic.
-    virtual Result<Topic> create_topic(Topic topic, const NodeId& owner_node) = 0;
+    // Creates a topic and its partitions' assignments: partition p is owned by owners[p] (one
+    // owner per partition). already_exists if the name is taken. Returns the stored topic.
+    virtual Result<Topic> create_topic(Topic topic, std::vector<NodeId> owners) = 0;
     // Replaces a topic's record if its incarnation is still `topic.incarnation` (not_found
-    // otherwise). Growing `partitions` adds assignments for the new partitions on `owner_node`.
-    virtual Result<Topic> update_topic(Topic topic, const NodeId& owner_node) = 0;
+    // otherwise). Growing `partitions` adds assignments for the new partitions, the first new one
+    // owned by added_owners[0] and so on (one per new partition).
+    virtual Result<Topic> update_topic(Topic topic, std::vector<NodeId> added_owners) = 0;
     // Deletes a topic and its assignments; not_found if it does not exist.
     virtual Status delete_topic(std::string_view name) = 0;
 
@@ -34,6 +36,10 @@ class MetaStore {
     // order). Returns an id for unwatch().
     virtual uint64_t watch(std::function<void(const MetaSnapshot&)> watcher) = 0;
     virtual void unwatch(uint64_t id) = 0;
+
+    // Conveniences: every (new) partition on one node.
+    Result<Topic> create_topic_on(Topic topic, const NodeId& owner);
+    Result<Topic> update_topic_on(Topic topic, const NodeId& owner);
 };
 
 }  // namespace narad::meta

@@ -14,6 +14,29 @@ std::string_view role_name(TopicRole role) {
     return "standalone";
 }
 
+std::string_view etcd_role_name(EtcdRole role) {
+    switch (role) {
+        case EtcdRole::none:
+            return "none";
+        case EtcdRole::learner:
+            return "learner";
+        case EtcdRole::voter:
+            return "voter";
+    }
+    return "none";
+}
+
+const MemberInfo* MetaState::find_member(const NodeId& node) const {
+    auto it = members.find(node);
+    return it == members.end() ? nullptr : &it->second;
+}
+
+bool MetaState::is_dead(const NodeId& node, MonoTime now, Millis dead_after) const {
+    if (live.count(node) > 0) return false;
+    auto it = down_since.find(node);
+    return it != down_since.end() && now - it->second >= dead_after;
+}
+
 const Topic* MetaState::find_topic(std::string_view name) const {
     auto it = topics.find(name);
     return it == topics.end() ? nullptr : &it->second;

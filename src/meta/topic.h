@@ -7,9 +7,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/ids.h"
 
 namespace narad::meta {
@@ -47,6 +49,21 @@ struct PartitionKey {
     auto operator<=>(const PartitionKey&) const = default;
 };
 
+// Whether a node hosts an etcd member, and which kind.
+enum class EtcdRole { none, learner, voter };
+std::string_view etcd_role_name(EtcdRole role);
+
+// A node of the cluster, as registered when it joined.
+struct MemberInfo {
+    NodeId id;
+    std::string api_addr;      // host:port of the public API
+    std::string cluster_addr;  // host:port of the node-to-node port
+    EtcdRole etcd_role = EtcdRole::none;
+    uint64_t etcd_member_id = 0;  // 0 when it hosts no etcd member
+    bool draining = false;
+    int64_t joined_at = 0;  // Unix seconds
+};
+
 // One consistent view of the metastore.
 struct MetaState {
     uint64_t revision = 0;  // increases with every change
@@ -55,9 +72,25 @@ struct MetaState {
     uint64_t assignments_version = 0;
     std::map<std::string, Topic, std::less<>> topics;
     std::map<PartitionKey, Assignment> assignments;
+    uint64_t members_version = 0;
+    std::map<NodeId, MemberInfo> members;
+    // Nodes whose liveness key exists now.
+    std::set<NodeId> live;
+    // For members whose liveness key is gone: when this node's replica saw it go (or first saw the
+    // member without one), on this node's monotonic clock. A node down longer than `dead_after`
+    // is dead. Local knowledge: other nodes' replicas hold their own times.
+    std::map<NodeId, MonoTime> down_since;
+    // The controller that last finished its start-up reconcile (empty: none yet). In a single-node
+    // store, the node itself.
+    NodeId controller;
 
     const Topic* find_topic(std::string_view name) const;
     const Assignment* find_assignment(std::string_view topic, PartitionId partition) const;
+    const MemberInfo* find_member(const NodeId& node) const;
+    bool is_live(const NodeId& node) const { return live.count(node) > 0; }
+    // Down for longer than `dead_after` at `now`. A node never registered is not dead: callers
+    // decide what an unknown owner means.
+    bool is_dead(const NodeId& node, MonoTime now, Millis dead_after) const;
 };
 
 using MetaSnapshot = std::shared_ptr<const MetaState>;

@@ -45,8 +45,16 @@ IncarnationId new_incarnation_id() {
     return IncarnationId(buffer);
 }
 
-TopicFrontend::TopicFrontend(MetaStore& store, Clock& clock, TopicPolicy policy, NodeId local_node)
-    : store_(store), clock_(clock), policy_(policy), local_node_(std::move(local_node)) {}
+Placement place_on(NodeId node) {
+    return [node = std::move(node)](const MetaState&, const std::string&, uint32_t,
+                                    uint32_t count) -> Result<std::vector<NodeId>> {
+        return std::vector<NodeId>(count, node);
+    };
+}
+
+TopicFrontend::TopicFrontend(MetaStore& store, Clock& clock, TopicPolicy policy,
+                             Placement placement)
+    : store_(store), clock_(clock), policy_(policy), placement_(std::move(placement)) {}
 
 Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
     NARAD_RETURN_IF_ERROR(check_name(request.name));
@@ -110,7 +118,9 @@ Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
     topic.owner = request.owner;
     topic.created_at = clock_.wall_ms() / 1000;
     topic.incarnation = new_incarnation_id();
-    auto created = store_.create_topic(topic, local_node_);
+    NARAD_ASSIGN_OR_RETURN(std::vector<NodeId> owners,
+                           placement_(*store_.snapshot(), topic.name, 0, topic.partitions));
+    auto created = store_.create_topic(topic, std::move(owners));
     if (!created.is_ok() && created.code() == Errc::already_exists) {
         return Status(Errc::already_exists, "topic already exists");
     }
@@ -143,7 +153,8 @@ Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
 
 Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequest& request) {
     NARAD_RETURN_IF_ERROR(validate_update(request));
-    const Topic* current = store_.snapshot()->find_topic(name);
+    MetaSnapshot snapshot = store_.snapshot();
+    const Topic* current = snapshot->find_topic(name);
     if (current == nullptr) return Status(Errc::not_found, "topic not found");
     Topic topic = *current;
     // Every group is validated before anything is written, so a failed PATCH changes nothing.
@@ -193,7 +204,12 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
             topic.schema.clear();
         }
     }
-    auto updated = store_.update_topic(topic, local_node_);
+    std::vector<NodeId> added_owners;
+    if (topic.partitions > current->partitions) {
+        NARAD_ASSIGN_OR_RETURN(added_owners, placement_(*snapshot, topic.name, current->partitions,
+                                                        topic.partitions - current->partitions));
+    }
+    auto updated = store_.update_topic(topic, std::move(added_owners));
     if (!updated.is_ok() && updated.code() == Errc::not_found) {
         return Status(Errc::not_found, "topic not found");
     }

@@ -5,8 +5,10 @@
 // Thread-safe; calls block on the metastore, so run them off the HTTP threads.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -50,9 +52,18 @@ struct UpdateTopicRequest {
     std::optional<std::string> schema;
 };
 
+// Chooses the owners of `count` new partitions of `topic` (numbered from `first`), from a view of
+// the metastore: one node per partition. Fails (e.g. Errc::unavailable: no live node) to refuse
+// the request.
+using Placement = std::function<Result<std::vector<NodeId>>(
+    const MetaState& state, const std::string& topic, uint32_t first, uint32_t count)>;
+
+// Every partition on one node: the single-node placement.
+Placement place_on(NodeId node);
+
 class TopicFrontend {
   public:
-    TopicFrontend(MetaStore& store, Clock& clock, TopicPolicy policy, NodeId local_node);
+    TopicFrontend(MetaStore& store, Clock& clock, TopicPolicy policy, Placement placement);
 
     Result<Topic> create(CreateTopicRequest request);
     // Checks the request's own shape (before authorization and the topic lookup, as Narad).
@@ -66,7 +77,7 @@ class TopicFrontend {
     MetaStore& store_;
     Clock& clock_;
     TopicPolicy policy_;
-    NodeId local_node_;
+    Placement placement_;
 };
 
 // A fresh random incarnation id (16 lower-case hex characters).

@@ -11,7 +11,7 @@ class TopicFrontendTest : public ::testing::Test {
   protected:
     std::unique_ptr<LocalMetaStore> store_ = LocalMetaStore::in_memory();
     FakeClock clock_;
-    TopicFrontend frontend_{*store_, clock_, TopicPolicy{}, NodeId("n1")};
+    TopicFrontend frontend_{*store_, clock_, TopicPolicy{}, place_on(NodeId("n1"))};
 
     std::string create_error(CreateTopicRequest request) {
         auto result = frontend_.create(std::move(request));

@@ -131,8 +131,8 @@ class Node::Impl {
         policy.default_visibility_timeout_ms = config_.topic.default_visibility_timeout_ms;
         policy.default_max_in_flight = config_.topic.default_max_in_flight_per_partition;
         policy.default_max_acked_ahead = config_.topic.default_max_acked_ahead_per_partition;
-        topics_ = std::make_unique<meta::TopicFrontend>(*store_, clock_, policy,
-                                                        NodeId(config_.cluster.node_id));
+        topics_ = std::make_unique<meta::TopicFrontend>(
+            *store_, clock_, policy, meta::place_on(NodeId(config_.cluster.node_id)));
         blocking_ = std::make_unique<ThreadPool>("narad-blocking", 2);
 
         context_ = std::make_unique<api::ApiContext>(api::ApiContext{

@@ -95,7 +95,7 @@ class ConsumeServiceTest : public ::testing::Test {
         topic.partitions = partitions;
         topic.incarnation = IncarnationId("inc-" + name);
         topic.visibility_timeout_ms = visibility_ms;
-        ASSERT_TRUE(store_->create_topic(topic, NodeId("n1")).is_ok());
+        ASSERT_TRUE(store_->create_topic_on(topic, NodeId("n1")).is_ok());
     }
     void append(const std::string& topic, uint32_t partition, int count) {
         auto log = logs_->get(topic, PartitionId(partition), storage::CreateIfMissing::yes).value();

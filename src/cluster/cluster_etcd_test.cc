@@ -1,0 +1,185 @@
+// The etcd-backed metastore, membership and controller against a real etcd member.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "cluster/controller.h"
+#include "cluster/membership.h"
+#include "meta/etcd_meta_store.h"
+#include "meta/etcd_test_support.h"
+#include "net/etcd_transport.h"
+
+namespace narad::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Polls until `condition` holds, for at most `timeout`.
+bool eventually(const std::function<bool()>& condition, Millis timeout = Millis(15'000)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (condition()) return true;
+        std::this_thread::sleep_for(10ms);
+    }
+    return condition();
+}
+
+meta::Topic topic(const std::string& name, uint32_t partitions, const std::string& incarnation) {
+    meta::Topic t;
+    t.name = name;
+    t.partitions = partitions;
+    t.incarnation = IncarnationId(incarnation);
+    return t;
+}
+
+// One node's view: its own client and replica on the shared etcd.
+struct NodeView {
+    NodeView(net::HttpEtcdTransport& transport, const std::string& endpoint)
+        : client(transport, meta::EtcdClientOptions{.endpoints = {endpoint}}) {
+        store = meta::EtcdMetaStore::open(client, SystemClock::instance(), {}).value();
+    }
+    meta::EtcdClient client;
+    std::unique_ptr<meta::EtcdMetaStore> store;
+};
+
+meta::MemberInfo member(const std::string& id) {
+    return meta::MemberInfo{.id = NodeId(id), .api_addr = "127.0.0.1:1", .cluster_addr = "x:2"};
+}
+
+class ClusterEtcdTest : public ::testing::Test {
+  protected:
+    meta::testing::LocalEtcd etcd_;
+    net::HttpEtcdTransport transport_;
+};
+
+// Rule: a topic created through one node's store appears, with its assignments, in another node's
+// replica; a second create of the name is already_exists; delete removes topic and assignments.
+TEST_F(ClusterEtcdTest, TopicWritesReachEveryReplica) {
+    NodeView a(transport_, etcd_.endpoint());
+    NodeView b(transport_, etcd_.endpoint());
+    std::vector<NodeId> owners{NodeId("a"), NodeId("b"), NodeId("a")};
+    ASSERT_TRUE(a.store->create_topic(topic("orders", 3, "0000000000000001"), owners).is_ok());
+    // Read-your-writes on the writer.
+    ASSERT_NE(a.store->snapshot()->find_topic("orders"), nullptr);
+    ASSERT_TRUE(eventually([&] { return b.store->snapshot()->find_topic("orders") != nullptr; }));
+    meta::MetaSnapshot seen = b.store->snapshot();
+    ASSERT_NE(seen->find_assignment("orders", PartitionId(1)), nullptr);
+    EXPECT_EQ(seen->find_assignment("orders", PartitionId(1))->owner, NodeId("b"));
+    EXPECT_EQ(b.store->create_topic(topic("orders", 3, "0000000000000002"), owners).code(),
+              Errc::already_exists);
+
+    ASSERT_TRUE(a.store->delete_topic("orders").is_ok());
+    ASSERT_TRUE(eventually([&] {
+        meta::MetaSnapshot now = b.store->snapshot();
+        return now->find_topic("orders") == nullptr && now->assignments.empty();
+    }));
+    EXPECT_EQ(a.store->delete_topic("orders").code(), Errc::not_found);
+}
+
+// Rule: an update carrying a stale incarnation (the topic was deleted and recreated) is refused.
+TEST_F(ClusterEtcdTest, UpdateOfAnOldIncarnationIsNotFound) {
+    NodeView a(transport_, etcd_.endpoint());
+    ASSERT_TRUE(a.store->create_topic_on(topic("t", 3, "00000000000000aa"), NodeId("a")).is_ok());
+    ASSERT_TRUE(a.store->delete_topic("t").is_ok());
+    ASSERT_TRUE(a.store->create_topic_on(topic("t", 3, "00000000000000bb"), NodeId("a")).is_ok());
+    meta::Topic stale = topic("t", 4, "00000000000000aa");
+    EXPECT_EQ(a.store->update_topic_on(stale, NodeId("a")).code(), Errc::not_found);
+    meta::Topic grown = topic("t", 5, "00000000000000bb");
+    ASSERT_TRUE(a.store->update_topic_on(grown, NodeId("a")).is_ok());
+    EXPECT_NE(a.store->snapshot()->find_assignment("t", PartitionId(4)), nullptr);
+}
+
+// Rule: a member's liveness key exists while it runs; after stop() it is gone and other replicas
+// record when they saw it go.
+TEST_F(ClusterEtcdTest, MembershipLivenessFollowsTheNode) {
+    NodeView a(transport_, etcd_.endpoint());
+    NodeView b(transport_, etcd_.endpoint());
+    Membership membership(*a.store, member("a"), MembershipOptions{});
+    ASSERT_TRUE(membership.start().is_ok());
+    ASSERT_TRUE(eventually([&] { return b.store->snapshot()->is_live(NodeId("a")); }));
+    EXPECT_NE(b.store->snapshot()->find_member(NodeId("a")), nullptr);
+    membership.stop();
+    ASSERT_TRUE(eventually([&] { return !b.store->snapshot()->is_live(NodeId("a")); }));
+    EXPECT_EQ(b.store->snapshot()->down_since.count(NodeId("a")), 1u);
+}
+
+// Rule: a liveness lease lost while the node runs is replaced and the key written again.
+TEST_F(ClusterEtcdTest, LostLeaseIsReplaced) {
+    NodeView a(transport_, etcd_.endpoint());
+    Membership membership(*a.store, member("a"),
+                          MembershipOptions{.lease_ttl_seconds = 5, .keep_alive_interval = 50ms});
+    ASSERT_TRUE(membership.start().is_ok());
+    uint64_t generation = membership.generation();
+    ASSERT_TRUE(a.client.lease_revoke(membership.lease()).is_ok());
+    ASSERT_TRUE(eventually([&] { return membership.generation() > generation; }));
+    EXPECT_TRUE(eventually([&] { return a.store->snapshot()->is_live(NodeId("a")); }));
+}
+
+// Rule: one of two nodes becomes controller and writes the ready record; when it stops (resigns)
+// the other takes over; a write fenced by the old controller's election key is then refused.
+TEST_F(ClusterEtcdTest, ControllerHandsOverAndTheDeposedCannotWrite) {
+    NodeView a(transport_, etcd_.endpoint());
+    NodeView b(transport_, etcd_.endpoint());
+    Membership ma(*a.store, member("a"), {});
+    Membership mb(*b.store, member("b"), {});
+    ASSERT_TRUE(ma.start().is_ok());
+    ASSERT_TRUE(mb.start().is_ok());
+    ControllerOptions options{.tick = 200ms, .leadership_check = 50ms, .campaign_wait = 500ms};
+    auto ca =
+        std::make_unique<Controller>(*a.store, ma, SystemClock::instance(), NodeId("a"), options);
+    ca->start();
+    ASSERT_TRUE(eventually([&] { return ca->is_controller(); }));
+    Controller cb(*b.store, mb, SystemClock::instance(), NodeId("b"), options);
+    cb.start();
+    ASSERT_TRUE(eventually([&] { return a.store->snapshot()->controller == NodeId("a"); }));
+    std::optional<meta::Fence> old_fence = a.store->fence();
+    ASSERT_TRUE(old_fence.has_value());
+    EXPECT_FALSE(cb.is_controller());
+
+    ca->stop();
+    ASSERT_TRUE(eventually([&] { return cb.is_controller(); }));
+    ASSERT_TRUE(eventually([&] { return b.store->snapshot()->controller == NodeId("b"); }));
+
+    // The deposed controller's fence no longer holds: its topic write changes nothing.
+    a.store->set_fence(old_fence);
+    EXPECT_EQ(a.store->create_topic_on(topic("late", 3, "00000000000000cc"), NodeId("a")).code(),
+              Errc::conflict);
+    a.store->set_fence(std::nullopt);
+    EXPECT_EQ(b.client.range(b.store->keys().topic("late")).value().kvs.size(), 0u);
+    cb.stop();
+}
+
+// Rule: a controller whose liveness lease expires (the node was cut off) loses office, and its
+// fenced writes are refused, without any action of its own.
+TEST_F(ClusterEtcdTest, ControllerWhoseLeaseExpiresIsDeposed) {
+    NodeView a(transport_, etcd_.endpoint());
+    NodeView b(transport_, etcd_.endpoint());
+    Membership ma(*a.store, member("a"), MembershipOptions{.keep_alive_interval = 50ms});
+    Membership mb(*b.store, member("b"), {});
+    ASSERT_TRUE(ma.start().is_ok());
+    ASSERT_TRUE(mb.start().is_ok());
+    ControllerOptions options{.tick = 200ms, .leadership_check = 50ms, .campaign_wait = 500ms};
+    Controller ca(*a.store, ma, SystemClock::instance(), NodeId("a"), options);
+    ca.start();
+    ASSERT_TRUE(eventually([&] { return ca.is_controller(); }));
+    Controller cb(*b.store, mb, SystemClock::instance(), NodeId("b"), options);
+    cb.start();
+    std::optional<meta::Fence> old_fence = a.store->fence();
+    // The lease vanishing is what a partition from etcd looks like once the TTL passes.
+    ASSERT_TRUE(a.client.lease_revoke(ma.lease()).is_ok());
+    ASSERT_TRUE(eventually([&] { return cb.is_controller(); }));
+    ASSERT_TRUE(eventually([&] { return !ca.is_controller(); }));
+    meta::EtcdMetaStore& stale = *a.store;
+    stale.set_fence(old_fence);
+    EXPECT_EQ(stale.delete_topic("nothing").code(), Errc::not_found);
+    EXPECT_EQ(stale.create_topic_on(topic("late", 3, "00000000000000dd"), NodeId("a")).code(),
+              Errc::conflict);
+    stale.set_fence(std::nullopt);
+    ca.stop();
+    cb.stop();
+}
+
+}  // namespace
+}  // namespace narad::cluster

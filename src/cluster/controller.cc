@@ -1,0 +1,211 @@
+#include "cluster/controller.h"
+
+#include "base/log.h"
+#include "meta/codec.h"
+
+namespace narad::cluster {
+
+Controller::Controller(meta::EtcdMetaStore& store, Membership& membership, Clock& clock,
+                       NodeId self, ControllerOptions options)
+    : store_(store),
+      membership_(membership),
+      clock_(clock),
+      self_(std::move(self)),
+      options_(options) {}
+
+Controller::~Controller() { stop(); }
+
+void Controller::start() {
+    thread_ = std::thread([this] { run(); });
+}
+
+void Controller::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ && !thread_.joinable()) return;
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void Controller::poke() {
+    {
+        std::lock_guard lock(mutex_);
+        poked_ = true;
+    }
+    wake_.notify_all();
+}
+
+bool Controller::pause(Millis delay) {
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, delay, [&] { return stopping_ || poked_; });
+    poked_ = false;
+    return !stopping_;
+}
+
+void Controller::run() {
+    while (true) {
+        meta::LeaderInfo leadership;
+        if (!campaign(leadership)) break;
+        uint64_t generation = membership_.generation();
+        Status took = take_office(leadership);
+        if (!took.is_ok()) {
+            NARAD_LOG_WARN("controller start-up reconcile failed: {}; resigning", took.to_string());
+            store_.set_fence(std::nullopt);
+            (void)store_.client().resign(leadership);
+            if (!pause(Millis(1'000))) break;
+            continue;
+        }
+        MonoTime next_tick = clock_.now();
+        bool stopping = false;
+        while (true) {
+            if (!still_leading(leadership, generation)) {
+                NARAD_LOG_WARN("node {} is no longer the controller", self_.value());
+                break;
+            }
+            if (clock_.now() >= next_tick) {
+                note_down_members(*store_.snapshot());
+                next_tick = clock_.now() + options_.tick;
+            }
+            // Checked at the faster cadence: a joining node waits on its promotion (etcd takes
+            // one learner at a time), and the check is one local member-list call.
+            promote_learners();
+            if (!pause(options_.leadership_check)) {
+                stopping = true;
+                break;
+            }
+        }
+        leading_ = false;
+        store_.set_fence(std::nullopt);
+        if (stopping) {
+            Status resigned = store_.client().resign(leadership);
+            if (resigned.is_ok()) {
+                NARAD_LOG_INFO("node {} resigned as controller", self_.value());
+            } else {
+                NARAD_LOG_WARN("resigning as controller failed: {}", resigned.to_string());
+            }
+            break;
+        }
+    }
+}
+
+bool Controller::campaign(meta::LeaderInfo& leadership) {
+    while (true) {
+        {
+            std::lock_guard lock(mutex_);
+            if (stopping_) return false;
+        }
+        int64_t lease = membership_.lease();
+        if (lease == 0) {
+            if (!pause(Millis(500))) return false;
+            continue;
+        }
+        auto elected = store_.client().campaign(store_.keys().election(), lease, self_.value(),
+                                                options_.campaign_wait);
+        if (elected.is_ok()) {
+            leadership = std::move(*elected);
+            return true;
+        }
+        if (elected.code() != Errc::timeout) {
+            NARAD_LOG_DEBUG("controller campaign: {}", elected.status().to_string());
+            if (!pause(Millis(1'000))) return false;
+        }
+    }
+}
+
+Status Controller::take_office(const meta::LeaderInfo& leadership) {
+    store_.set_fence(meta::Fence{leadership.key, leadership.create_revision});
+    NARAD_ASSIGN_OR_RETURN(meta::MetaSnapshot view, store_.sync());
+    // The reconcile: every partition of every topic has an assignment (topic writes are single
+    // txns, so a gap means a damaged store, which is reported rather than guessed at).
+    for (const auto& [name, topic] : view->topics) {
+        for (uint32_t p = 0; p < topic.partitions; ++p) {
+            if (view->find_assignment(name, PartitionId(p)) == nullptr) {
+                NARAD_LOG_ERROR("topic {} partition {} has no assignment in the metastore", name,
+                                p);
+            }
+        }
+    }
+    note_down_members(*view);
+    std::string ready = store_.keys().ready();
+    NARAD_ASSIGN_OR_RETURN(
+        meta::TxnResult written,
+        store_.client().txn(
+            {meta::Compare::create_revision_is(leadership.key, leadership.create_revision)},
+            {meta::TxnOp::put(ready,
+                              meta::encode_controller_ready(self_, leadership.create_revision))}));
+    if (!written.succeeded) {
+        return Status(Errc::conflict, "lost the election before the start-up reconcile ended");
+    }
+    NARAD_RETURN_IF_ERROR(store_.wait_for_revision(written.revision, Millis(10'000)));
+    leading_ = true;
+    NARAD_LOG_INFO("node {} is the controller (election revision {})", self_.value(),
+                   leadership.create_revision);
+    return Status::ok();
+}
+
+bool Controller::still_leading(const meta::LeaderInfo& leadership, uint64_t generation) {
+    if (membership_.generation() != generation) return false;  // our lease went
+    auto read = store_.client().range(leadership.key);
+    if (!read.is_ok()) {
+        // Cannot tell: keep the fence (a write under it fails if we were deposed) and ask again.
+        NARAD_LOG_DEBUG("controller leadership check: {}", read.status().to_string());
+        return true;
+    }
+    return !read->kvs.empty() && read->kvs.front().create_revision == leadership.create_revision;
+}
+
+void Controller::note_down_members(const meta::MetaState& state) {
+    MonoTime now = clock_.now();
+    for (const auto& [node, since] : state.down_since) {
+        bool dead = now - since >= options_.dead_after;
+        if (dead && reported_dead_.insert(node).second) {
+            NARAD_LOG_WARN("member {} is dead: its liveness key has been gone for {} s",
+                           node.value(),
+                           std::chrono::duration_cast<std::chrono::seconds>(now - since).count());
+        }
+    }
+    for (auto it = reported_dead_.begin(); it != reported_dead_.end();) {
+        if (state.is_live(*it)) {
+            NARAD_LOG_INFO("member {} is alive again", it->value());
+            it = reported_dead_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void Controller::promote_learners() {
+    meta::EtcdClient& client = store_.client();
+    auto members = client.member_list();
+    if (!members.is_ok()) return;
+    for (const meta::Member& member : *members) {
+        if (!member.is_learner || member.client_urls.empty()) continue;
+        auto leader = client.status();
+        auto learner = client.status(member.client_urls.front());
+        if (!leader.is_ok() || !learner.is_ok()) continue;
+        if (learner->raft_index + options_.promote_lag_entries < leader->raft_index) continue;
+        Status promoted = client.member_promote(member.id);
+        if (!promoted.is_ok()) {
+            NARAD_LOG_INFO("etcd learner {} not promoted yet: {}", member.name,
+                           promoted.to_string());
+            continue;
+        }
+        NARAD_LOG_INFO("promoted etcd learner {} to voter", member.name);
+        meta::MetaSnapshot snapshot = store_.snapshot();
+        const meta::MemberInfo* info = snapshot->find_member(NodeId(member.name));
+        if (info != nullptr) {
+            meta::MemberInfo updated = *info;
+            updated.etcd_role = meta::EtcdRole::voter;
+            updated.etcd_member_id = member.id;
+            Status recorded = store_.put_member(updated);
+            if (!recorded.is_ok()) {
+                NARAD_LOG_WARN("recording {} as an etcd voter failed: {}", member.name,
+                               recorded.to_string());
+            }
+        }
+    }
+}
+
+}  // namespace narad::cluster

@@ -1,0 +1,78 @@
+// Controller: the one node that plans for the cluster. Every node runs one; they campaign in the
+// etcd election (keys.election()) with their liveness lease, so a controller that dies or is cut
+// off loses the election when its lease expires. The winner fences the metastore's topic writes
+// with its election key (EtcdMetaStore::set_fence), so once deposed it can change nothing; it
+// reads linearizably (sync), runs its start-up reconcile, and only then writes the "ready" record
+// that opens topic creation (/readyz). While it leads, every `leadership_check` it checks that its
+// election key still stands and promotes an etcd learner that has caught up with the leader's log
+// (recording the member as a voter); every `tick` it notes members that went down or came back,
+// on its own clock (the replica's down_since), logging when one has been down longer than
+// `dead_after`.
+// stop() resigns, so another node takes over at once instead of after the lease TTL.
+//
+// Thread-safe; runs on its own thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "base/clock.h"
+#include "cluster/membership.h"
+#include "meta/etcd_meta_store.h"
+
+namespace narad::cluster {
+
+struct ControllerOptions {
+    Millis tick{10'000};
+    Millis leadership_check{1'000};
+    Millis dead_after{30'000};
+    // How long one campaign call waits before checking for stop and lease changes.
+    Millis campaign_wait{5'000};
+    // A learner is promoted once its raft index is within this many entries of the leader's.
+    uint64_t promote_lag_entries = 100;
+};
+
+class Controller {
+  public:
+    Controller(meta::EtcdMetaStore& store, Membership& membership, Clock& clock, NodeId self,
+               ControllerOptions options);
+    ~Controller();  // stops
+
+    void start();
+    // Resigns if leading, then stops.
+    void stop();
+
+    // Leads and has finished its start-up reconcile.
+    bool is_controller() const { return leading_.load(); }
+    // Wakes the loop for an early tick (tests, and after a member joins).
+    void poke();
+
+  private:
+    void run();
+    // Campaigns until elected or stopped; returns whether elected.
+    bool campaign(meta::LeaderInfo& leadership);
+    Status take_office(const meta::LeaderInfo& leadership);
+    bool still_leading(const meta::LeaderInfo& leadership, uint64_t generation);
+    void note_down_members(const meta::MetaState& state);
+    void promote_learners();
+    // Waits up to `delay` or until stop/poke; returns false once stopping.
+    bool pause(Millis delay);
+
+    meta::EtcdMetaStore& store_;
+    Membership& membership_;
+    Clock& clock_;
+    NodeId self_;
+    ControllerOptions options_;
+    std::atomic<bool> leading_{false};
+    std::set<NodeId> reported_dead_;  // only touched by the controller thread
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;  // GUARDED_BY(mutex_)
+    bool poked_ = false;     // GUARDED_BY(mutex_)
+    std::thread thread_;
+};
+
+}  // namespace narad::cluster

@@ -1,0 +1,69 @@
+#include "cluster/membership.h"
+
+#include "base/log.h"
+
+namespace narad::cluster {
+
+Membership::Membership(meta::EtcdMetaStore& store, meta::MemberInfo self, MembershipOptions options)
+    : store_(store), self_(std::move(self)), options_(options) {}
+
+Membership::~Membership() { stop(); }
+
+Status Membership::start() {
+    NARAD_RETURN_IF_ERROR(store_.put_member(self_).with_context("registering this node"));
+    {
+        std::lock_guard lock(mutex_);
+        NARAD_RETURN_IF_ERROR(attach().with_context("writing this node's liveness key"));
+    }
+    keeper_ = std::make_unique<PeriodicTask>("narad-liveness", options_.keep_alive_interval,
+                                             [this] { keep_alive(); });
+    keeper_->start();
+    return Status::ok();
+}
+
+void Membership::stop() {
+    if (keeper_) keeper_->stop();
+    keeper_.reset();
+    std::lock_guard lock(mutex_);
+    int64_t lease = lease_.exchange(0);
+    if (lease == 0) return;
+    Status revoked = store_.client().lease_revoke(lease);
+    if (!revoked.is_ok()) {
+        NARAD_LOG_WARN("revoking the liveness lease failed ({}); it expires in {} s",
+                       revoked.to_string(), options_.lease_ttl_seconds);
+    }
+}
+
+Status Membership::attach() {
+    meta::EtcdClient& client = store_.client();
+    NARAD_ASSIGN_OR_RETURN(int64_t lease, client.lease_grant(options_.lease_ttl_seconds));
+    auto put = client.put(store_.keys().live(self_.id), "alive", lease);
+    if (!put.is_ok()) {
+        (void)client.lease_revoke(lease);
+        return put.status();
+    }
+    lease_ = lease;
+    ++generation_;
+    return Status::ok();
+}
+
+void Membership::keep_alive() {
+    std::lock_guard lock(mutex_);
+    int64_t lease = lease_.load();
+    if (lease != 0) {
+        auto ttl = store_.client().lease_keep_alive(lease);
+        if (ttl.is_ok()) return;
+        if (ttl.code() != Errc::not_found) {
+            NARAD_LOG_WARN("keeping the liveness lease alive failed: {}", ttl.status().to_string());
+            return;
+        }
+        NARAD_LOG_WARN("the liveness lease expired; writing the liveness key under a new lease");
+    }
+    Status attached = attach();
+    if (!attached.is_ok()) {
+        lease_ = 0;
+        NARAD_LOG_WARN("re-attaching the liveness key failed: {}", attached.to_string());
+    }
+}
+
+}  // namespace narad::cluster

@@ -1,0 +1,411 @@
+#include "meta/etcd_meta_store.h"
+
+#include <thread>
+
+#include "base/log.h"
+#include "meta/codec.h"
+
+namespace narad::meta {
+
+// The watch-fed copy of the prefix. Raw values are kept per key so that each event rebuilds only
+// what it touched; the published MetaState is a fresh copy per batch.
+class EtcdMetaStore::Replica {
+  public:
+    Replica(EtcdClient& client, Clock& clock, const Keys& keys)
+        : client_(client), clock_(clock), keys_(keys), snapshot_(std::make_shared<MetaState>()) {}
+
+    ~Replica() { stop(); }
+
+    // Loads the prefix and starts watching after it.
+    Status start() {
+        NARAD_RETURN_IF_ERROR(reload());
+        reloader_ = std::thread([this] { reload_when_needed(); });
+        return Status::ok();
+    }
+
+    void stop() {
+        std::unique_ptr<EtcdWatch> watch;
+        {
+            std::lock_guard lock(mutex_);
+            stopped_ = true;
+            watch = std::move(watch_);
+        }
+        changed_.notify_all();
+        watch.reset();  // joins the watch thread outside the lock
+        if (reloader_.joinable()) reloader_.join();
+    }
+
+    MetaSnapshot snapshot() const {
+        std::lock_guard lock(mutex_);
+        return snapshot_;
+    }
+
+    Status wait_for_revision(int64_t revision, Millis timeout) {
+        std::unique_lock lock(mutex_);
+        bool reached = changed_.wait_for(lock, timeout, [&] {
+            return stopped_ || static_cast<int64_t>(snapshot_->revision) >= revision;
+        });
+        if (static_cast<int64_t>(snapshot_->revision) >= revision) return Status::ok();
+        if (stopped_) return Status(Errc::shutting_down, "the metastore replica is stopped");
+        (void)reached;
+        return Status(Errc::timeout, "the metastore replica did not reach revision " +
+                                         std::to_string(revision) + " in time (at " +
+                                         std::to_string(snapshot_->revision) + ")");
+    }
+
+    uint64_t add_watcher(std::function<void(const MetaSnapshot&)> watcher) {
+        std::lock_guard lock(watchers_mutex_);
+        uint64_t id = next_watcher_++;
+        watchers_[id] = std::move(watcher);
+        return id;
+    }
+
+    void remove_watcher(uint64_t id) {
+        std::lock_guard lock(watchers_mutex_);
+        watchers_.erase(id);
+    }
+
+  private:
+    // Reads the whole prefix linearizably and (re)starts the watch after it.
+    Status reload() {
+        auto range = client_.range(keys_.prefix(), EtcdClient::prefix_end(keys_.prefix()));
+        if (!range.is_ok()) return range.status().with_context("reading the metastore");
+        {
+            std::lock_guard lock(apply_mutex_);
+            values_.clear();
+            for (KeyValue& kv : range->kvs) values_[kv.key] = std::move(kv.value);
+            rebuild(range->revision, /*touched=*/{true, true, true});
+        }
+        auto watch = client_.watch(
+            keys_.prefix(), EtcdClient::prefix_end(keys_.prefix()), range->revision + 1,
+            [this](const WatchBatch& batch) { apply(batch); },
+            [this](const Status& error) { on_watch_error(error); });
+        if (!watch.is_ok()) return watch.status().with_context("watching the metastore");
+        std::lock_guard lock(mutex_);
+        if (!stopped_) watch_ = std::move(*watch);
+        return Status::ok();
+    }
+
+    // The watch fell behind a compaction: the reloader thread reads everything again (not this
+    // thread: it is the watch's own, which the reload replaces).
+    void on_watch_error(const Status& error) {
+        NARAD_LOG_WARN("metastore watch ended ({}); reading the metastore again",
+                       error.to_string());
+        {
+            std::lock_guard lock(mutex_);
+            reload_needed_ = true;
+        }
+        changed_.notify_all();
+    }
+
+    void reload_when_needed() {
+        std::unique_lock lock(mutex_);
+        while (!stopped_) {
+            changed_.wait(lock, [&] { return stopped_ || reload_needed_; });
+            if (stopped_) return;
+            std::unique_ptr<EtcdWatch> old = std::move(watch_);
+            lock.unlock();
+            old.reset();
+            Status status = reload();
+            lock.lock();
+            if (status.is_ok()) {
+                reload_needed_ = false;
+            } else {
+                NARAD_LOG_WARN("re-reading the metastore failed: {}", status.to_string());
+                changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopped_; });
+            }
+        }
+    }
+
+    void apply(const WatchBatch& batch) {
+        std::lock_guard lock(apply_mutex_);
+        Touched touched;
+        for (const WatchEvent& event : batch.events) {
+            switch (keys_.parse(event.kv.key).domain) {
+                case Keys::Parsed::Domain::topic:
+                    touched.topics = true;
+                    break;
+                case Keys::Parsed::Domain::assignment:
+                    touched.assignments = true;
+                    break;
+                case Keys::Parsed::Domain::member:
+                case Keys::Parsed::Domain::live:
+                case Keys::Parsed::Domain::ready:
+                    touched.members = true;
+                    break;
+                case Keys::Parsed::Domain::other:
+                    break;
+            }
+            if (event.type == WatchEvent::Type::put) {
+                values_[event.kv.key] = event.kv.value;
+            } else {
+                values_.erase(event.kv.key);
+            }
+        }
+        int64_t revision = batch.revision;
+        for (const WatchEvent& event : batch.events) {
+            revision = std::max(revision, event.kv.mod_revision);
+        }
+        rebuild(revision, touched);
+    }
+
+    struct Touched {
+        bool topics = false;
+        bool assignments = false;
+        bool members = false;
+    };
+
+    // Builds and publishes the state at `revision` from values_. Caller holds apply_mutex_.
+    void rebuild(int64_t revision, Touched touched) {
+        MetaSnapshot previous = snapshot();
+        auto next = std::make_shared<MetaState>();
+        next->revision = static_cast<uint64_t>(std::max<int64_t>(revision, 0));
+        next->topics_version = previous->topics_version + (touched.topics ? 1 : 0);
+        next->assignments_version = previous->assignments_version + (touched.assignments ? 1 : 0);
+        next->members_version = previous->members_version + (touched.members ? 1 : 0);
+        for (const auto& [key, value] : values_) {
+            Keys::Parsed parsed = keys_.parse(key);
+            switch (parsed.domain) {
+                case Keys::Parsed::Domain::topic: {
+                    auto topic = decode_topic(value);
+                    if (topic.is_ok()) {
+                        next->topics[parsed.name] = std::move(*topic);
+                    } else {
+                        NARAD_LOG_WARN("skipping metastore key {}: {}", key,
+                                       topic.status().to_string());
+                    }
+                    break;
+                }
+                case Keys::Parsed::Domain::assignment: {
+                    auto assignment = decode_assignment(value);
+                    if (assignment.is_ok()) {
+                        next->assignments[PartitionKey{parsed.name, parsed.partition}] =
+                            std::move(*assignment);
+                    } else {
+                        NARAD_LOG_WARN("skipping metastore key {}: {}", key,
+                                       assignment.status().to_string());
+                    }
+                    break;
+                }
+                case Keys::Parsed::Domain::member: {
+                    auto member = decode_member(value);
+                    if (member.is_ok()) {
+                        next->members[NodeId(parsed.name)] = std::move(*member);
+                    } else {
+                        NARAD_LOG_WARN("skipping metastore key {}: {}", key,
+                                       member.status().to_string());
+                    }
+                    break;
+                }
+                case Keys::Parsed::Domain::live:
+                    next->live.insert(NodeId(parsed.name));
+                    break;
+                case Keys::Parsed::Domain::ready: {
+                    auto controller = decode_controller_ready(value);
+                    if (controller.is_ok()) next->controller = std::move(*controller);
+                    break;
+                }
+                case Keys::Parsed::Domain::other:
+                    break;
+            }
+        }
+        // A member without a liveness key keeps the time this replica first saw it so.
+        MonoTime now = clock_.now();
+        for (const auto& [node, member] : next->members) {
+            if (next->live.count(node) > 0) continue;
+            auto before = previous->down_since.find(node);
+            next->down_since[node] = before != previous->down_since.end() ? before->second : now;
+        }
+        MetaSnapshot published = next;
+        {
+            std::lock_guard lock(mutex_);
+            snapshot_ = published;
+        }
+        changed_.notify_all();
+        std::map<uint64_t, std::function<void(const MetaSnapshot&)>> watchers;
+        {
+            std::lock_guard lock(watchers_mutex_);
+            watchers = watchers_;
+        }
+        for (auto& [id, watcher] : watchers) watcher(published);
+    }
+
+    EtcdClient& client_;
+    Clock& clock_;
+    const Keys& keys_;
+    std::mutex apply_mutex_;                     // serializes rebuilds
+    std::map<std::string, std::string> values_;  // GUARDED_BY(apply_mutex_)
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    MetaSnapshot snapshot_;             // GUARDED_BY(mutex_)
+    std::unique_ptr<EtcdWatch> watch_;  // GUARDED_BY(mutex_)
+    bool stopped_ = false;              // GUARDED_BY(mutex_)
+    bool reload_needed_ = false;        // GUARDED_BY(mutex_)
+    std::thread reloader_;
+    std::mutex watchers_mutex_;
+    std::map<uint64_t, std::function<void(const MetaSnapshot&)>>
+        watchers_;               // GUARDED_BY(watchers_mutex_)
+    uint64_t next_watcher_ = 1;  // GUARDED_BY(watchers_mutex_)
+};
+
+EtcdMetaStore::EtcdMetaStore(EtcdClient& client, Clock& clock, EtcdMetaStoreOptions options)
+    : client_(client),
+      clock_(clock),
+      options_(std::move(options)),
+      keys_(options_.cluster),
+      replica_(std::make_unique<Replica>(client_, clock_, keys_)) {}
+
+EtcdMetaStore::~EtcdMetaStore() { replica_->stop(); }
+
+Result<std::unique_ptr<EtcdMetaStore>> EtcdMetaStore::open(EtcdClient& client, Clock& clock,
+                                                           EtcdMetaStoreOptions options) {
+    std::unique_ptr<EtcdMetaStore> store(new EtcdMetaStore(client, clock, std::move(options)));
+    NARAD_RETURN_IF_ERROR(store->replica_->start());
+    return store;
+}
+
+MetaSnapshot EtcdMetaStore::snapshot() const { return replica_->snapshot(); }
+
+uint64_t EtcdMetaStore::watch(std::function<void(const MetaSnapshot&)> watcher) {
+    return replica_->add_watcher(std::move(watcher));
+}
+
+void EtcdMetaStore::unwatch(uint64_t id) { replica_->remove_watcher(id); }
+
+Status EtcdMetaStore::wait_for_revision(int64_t revision, Millis timeout) {
+    return replica_->wait_for_revision(revision, timeout);
+}
+
+Result<MetaSnapshot> EtcdMetaStore::sync() {
+    // A linearizable read of one key returns the store's current revision.
+    NARAD_ASSIGN_OR_RETURN(RangeResult read, client_.range(keys_.ready()));
+    NARAD_RETURN_IF_ERROR(wait_for_revision(read.revision, options_.catch_up_timeout));
+    return snapshot();
+}
+
+void EtcdMetaStore::set_fence(std::optional<Fence> fence) {
+    std::lock_guard lock(fence_mutex_);
+    fence_ = std::move(fence);
+}
+
+std::optional<Fence> EtcdMetaStore::fence() const {
+    std::lock_guard lock(fence_mutex_);
+    return fence_;
+}
+
+Result<TxnResult> EtcdMetaStore::fenced_txn(std::vector<Compare> compare,
+                                            std::vector<TxnOp> success) {
+    std::optional<Fence> held = fence();
+    std::vector<TxnOp> failure;
+    if (held) {
+        compare.push_back(Compare::create_revision_is(held->key, held->create_revision));
+        failure.push_back(TxnOp::range(held->key));
+    }
+    NARAD_ASSIGN_OR_RETURN(TxnResult result,
+                           client_.txn(std::move(compare), std::move(success), std::move(failure)));
+    if (!result.succeeded && held) {
+        const RangeResult& fence_read = result.ranges.back();
+        bool fence_holds = !fence_read.kvs.empty() &&
+                           fence_read.kvs.front().create_revision == held->create_revision;
+        if (!fence_holds) {
+            return Status(Errc::conflict,
+                          "this node is no longer the controller; the write was refused");
+        }
+    }
+    return result;
+}
+
+Status EtcdMetaStore::after_write(int64_t revision) {
+    return wait_for_revision(revision, options_.catch_up_timeout);
+}
+
+Result<Topic> EtcdMetaStore::create_topic(Topic topic, std::vector<NodeId> owners) {
+    if (owners.size() != topic.partitions) {
+        return Status(Errc::invalid_argument, "one owner per partition is required");
+    }
+    std::string key = keys_.topic(topic.name);
+    std::vector<TxnOp> success{TxnOp::put(key, encode_topic(topic))};
+    for (uint32_t p = 0; p < topic.partitions; ++p) {
+        success.push_back(TxnOp::put(keys_.assignment(topic.name, PartitionId(p)),
+                                     encode_assignment(Assignment{owners[p], {}})));
+    }
+    auto result = fenced_txn({Compare::missing(key)}, std::move(success));
+    if (!result.is_ok() && result.code() == Errc::unknown_outcome) {
+        // Resolve by reading: our incarnation there means the create took.
+        auto read = client_.range(key);
+        if (read.is_ok() && !read->kvs.empty()) {
+            auto stored = decode_topic(read->kvs.front().value);
+            if (stored.is_ok() && stored->incarnation == topic.incarnation) {
+                NARAD_RETURN_IF_ERROR(after_write(read->revision));
+                return topic;
+            }
+        }
+        return result.status();
+    }
+    NARAD_RETURN_IF_ERROR(result.status());
+    if (!result->succeeded) {
+        return Status(Errc::already_exists, "topic '" + topic.name + "' already exists");
+    }
+    NARAD_RETURN_IF_ERROR(after_write(result->revision));
+    return topic;
+}
+
+Result<Topic> EtcdMetaStore::update_topic(Topic topic, std::vector<NodeId> added_owners) {
+    std::string key = keys_.topic(topic.name);
+    NARAD_ASSIGN_OR_RETURN(RangeResult read, client_.range(key));
+    if (read.kvs.empty()) return Status(Errc::not_found, "topic '" + topic.name + "' not found");
+    NARAD_ASSIGN_OR_RETURN(Topic existing, decode_topic(read.kvs.front().value));
+    if (existing.incarnation != topic.incarnation) {
+        return Status(Errc::not_found, "topic '" + topic.name + "' not found");
+    }
+    if (topic.partitions < existing.partitions ||
+        added_owners.size() != topic.partitions - existing.partitions) {
+        return Status(Errc::invalid_argument, "partitions only grow, one owner per new partition");
+    }
+    std::vector<TxnOp> success{TxnOp::put(key, encode_topic(topic))};
+    for (uint32_t p = existing.partitions; p < topic.partitions; ++p) {
+        success.push_back(
+            TxnOp::put(keys_.assignment(topic.name, PartitionId(p)),
+                       encode_assignment(Assignment{added_owners[p - existing.partitions], {}})));
+    }
+    NARAD_ASSIGN_OR_RETURN(
+        TxnResult result, fenced_txn({Compare::mod_revision_is(key, read.kvs.front().mod_revision)},
+                                     std::move(success)));
+    if (!result.succeeded) {
+        return Status(Errc::conflict,
+                      "topic '" + topic.name + "' changed while it was being updated; retry");
+    }
+    NARAD_RETURN_IF_ERROR(after_write(result.revision));
+    return topic;
+}
+
+Status EtcdMetaStore::delete_topic(std::string_view name) {
+    std::string key = keys_.topic(name);
+    NARAD_ASSIGN_OR_RETURN(RangeResult read, client_.range(key));
+    if (read.kvs.empty())
+        return Status(Errc::not_found, "topic '" + std::string(name) + "' not found");
+    std::string assignments = keys_.assignments_prefix(name);
+    NARAD_ASSIGN_OR_RETURN(
+        TxnResult result,
+        fenced_txn(
+            {Compare::mod_revision_is(key, read.kvs.front().mod_revision)},
+            {TxnOp::remove(key), TxnOp::remove(assignments, EtcdClient::prefix_end(assignments))}));
+    if (!result.succeeded) {
+        return Status(Errc::conflict, "topic '" + std::string(name) +
+                                          "' changed while it was being deleted; retry");
+    }
+    return after_write(result.revision);
+}
+
+Status EtcdMetaStore::put_member(const MemberInfo& member) {
+    NARAD_ASSIGN_OR_RETURN(int64_t revision,
+                           client_.put(keys_.member(member.id), encode_member(member)));
+    return after_write(revision);
+}
+
+Status EtcdMetaStore::remove_member(const NodeId& node) {
+    NARAD_ASSIGN_OR_RETURN(TxnResult result, client_.txn({}, {TxnOp::remove(keys_.member(node))}));
+    return after_write(result.revision);
+}
+
+}  // namespace narad::meta

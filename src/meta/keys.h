@@ -1,0 +1,45 @@
+// The metastore's key schema in etcd: every key of a cluster lives under /narad/<cluster>/ and
+// names its domain in its next segment (docs/metastore.md lists them). Pure functions; names
+// reaching here have been validated (names.h), so they contain no '/'.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/ids.h"
+
+namespace narad::meta {
+
+class Keys {
+  public:
+    explicit Keys(std::string cluster);
+
+    // Everything of this cluster.
+    const std::string& prefix() const { return prefix_; }
+    std::string topic(std::string_view name) const;
+    std::string topics_prefix() const;
+    std::string assignment(std::string_view topic, PartitionId partition) const;
+    // Every assignment key of one topic.
+    std::string assignments_prefix(std::string_view topic) const;
+    std::string member(const NodeId& node) const;
+    std::string live(const NodeId& node) const;
+    // The controller election's name (its candidates' keys sit under it).
+    std::string election() const;
+    // Written by a controller once its start-up reconcile is done.
+    std::string ready() const;
+
+    // What a key under prefix() is.
+    struct Parsed {
+        enum class Domain { topic, assignment, member, live, ready, other };
+        Domain domain = Domain::other;
+        std::string name;  // topic or node
+        PartitionId partition;
+    };
+    Parsed parse(std::string_view key) const;
+
+  private:
+    std::string prefix_;
+};
+
+}  // namespace narad::meta
