@@ -7,26 +7,6 @@
 namespace narad::api {
 namespace {
 
-uint32_t owned_partitions(const meta::MetaState& state, const NodeId& node) {
-    uint32_t count = 0;
-    for (const auto& [key, assignment] : state.assignments) {
-        if (assignment.owner == node) ++count;
-    }
-    return count;
-}
-
-std::string members_json(ApiContext& context) {
-    meta::MetaSnapshot snapshot = context.store.snapshot();
-    std::string body = "{\"members\":[{\"id\":";
-    append_json_string(body, context.node_id.value());
-    body += ",\"addr\":";
-    append_json_string(body, context.advertise_addr);
-    body += ",\"status\":\"alive\",\"draining\":false,\"owned_partitions\":";
-    body += std::to_string(owned_partitions(*snapshot, context.node_id));
-    body += ",\"outbound_moves\":0}]}\n";
-    return body;
-}
-
 constexpr const char* kUsersUnavailable =
     "users and authentication are not available in this release; the node runs with security "
     "off";
@@ -49,21 +29,23 @@ void register_admin_routes(Router& router, ApiContext& context) {
         response.body = metrics::Registry::global().render();
         d(std::move(response));
     });
-    router.add("GET", "/v1/cluster/members",
-               [c](net::HttpRequest, const PathParams&, net::Responder d) {
-                   d(json_response(200, members_json(*c)));
-               });
     router.add("GET", "/v1/cluster/moves",
                [](net::HttpRequest, const PathParams&, net::Responder d) {
                    d(json_response(200, "{\"moves\":[]}\n"));
                });
     auto decommission = [c](net::HttpRequest, const PathParams& p, net::Responder d) {
-        if (p.get("id") != c->node_id.value()) {
+        meta::MetaSnapshot state = c->store.snapshot();
+        if (state->find_member(NodeId(p.get("id"))) == nullptr) {
             return d(error_response(404, "member not found"));
         }
-        d(error_response(409,
-                         "cannot decommission the only member: its partitions have nowhere "
-                         "to go"));
+        if (state->members.size() == 1) {
+            return d(error_response(409,
+                                    "cannot decommission the only member: its partitions have "
+                                    "nowhere to go"));
+        }
+        d(error_response(501,
+                         "decommission needs partition moves, which this release does not have "
+                         "yet"));
     };
     router.add("POST", "/v1/cluster/members/{id}/decommission", decommission);
     router.add("DELETE", "/v1/cluster/members/{id}/decommission", decommission);
@@ -82,6 +64,7 @@ void register_routes(Router& router, ApiContext& context) {
     register_topic_routes(router, context);
     register_message_routes(router, context);
     register_admin_routes(router, context);
+    register_cluster_routes(router, context);
 }
 
 }  // namespace narad::api

@@ -8,13 +8,28 @@
 
 #include "api/router.h"
 #include "base/clock.h"
+#include "base/peer_client.h"
 #include "base/thread_pool.h"
+#include "meta/etcd_client.h"
 #include "meta/topic_frontend.h"
 #include "queue/consume_service.h"
 #include "storage/log_manager.h"
+#include "wal/owner_liveness.h"
 #include "wal/produce_service.h"
 
 namespace narad::api {
+
+// What the API knows of the cluster beyond the metastore snapshot.
+struct ClusterInfo {
+    std::string name = "narad";
+    Millis dead_after{30'000};
+    // This node leads and has finished its start-up reconcile: topic writes are its to make.
+    std::function<bool()> is_controller = [] { return true; };
+    // The etcd members (GET /v1/cluster/status). Blocks.
+    std::function<Result<std::vector<meta::Member>>()> etcd_members = [] {
+        return Result<std::vector<meta::Member>>(std::vector<meta::Member>{});
+    };
+};
 
 struct ApiContext {
     Clock& clock;
@@ -31,6 +46,15 @@ struct ApiContext {
     Millis max_consume_wait{10'000};
     std::function<bool()> ready;          // startup reconcile done: topic creates allowed
     std::function<bool()> shutting_down;  // /healthz answers 503 once true
+    // A cluster: calls for partitions owned elsewhere go to their owners through `peers` (null on
+    // a single node: everything is local). `liveness` says which owners are dead; `routing` runs
+    // the forwarding calls, which block (the blocking pool if null).
+    PeerClient* peers = nullptr;
+    const wal::OwnerLiveness* liveness = nullptr;
+    ThreadPool* routing = nullptr;
+    // Bounds each poll of a peer in a topic-wide consume, and each forwarded ack.
+    Millis peer_timeout{5'000};
+    ClusterInfo cluster;
 };
 
 void register_routes(Router& router, ApiContext& context);
@@ -39,5 +63,8 @@ void register_routes(Router& router, ApiContext& context);
 void register_topic_routes(Router& router, ApiContext& context);
 void register_message_routes(Router& router, ApiContext& context);
 void register_admin_routes(Router& router, ApiContext& context);
+void register_cluster_routes(Router& router, ApiContext& context);
+// The controller's side of forwarded topic writes, on the cluster port.
+void register_controller_routes(Router& internal, ApiContext& context);
 
 }  // namespace narad::api

@@ -1,6 +1,16 @@
 // The message routes: produce (single and batch), consume (queue, pinned, replay, batch) and ack
-// (single and batch).
+// (single and batch). In a cluster, consume, replay and ack of a partition owned elsewhere go to
+// its owner (api/owner_routing.h); the same handlers serve the cluster port's local-only variants.
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
 #include "api/api.h"
+#include "api/message_handlers.h"
+#include "api/owner_routing.h"
 #include "api/params.h"
 #include "api/request_json.h"
 #include "api/respond.h"
@@ -81,33 +91,85 @@ void replay(ApiContext& context, const std::string& topic, const ConsumeParams& 
     respond(messages_response(topic, messages, params.batch));
 }
 
-void consume(ApiContext& context, net::HttpRequest request, const PathParams& path,
-             net::Responder respond) {
-    auto parsed = parse_consume_params(
-        [&](std::string_view name) { return request.query_param(name); }, context.max_consume_wait);
-    if (!parsed.is_ok()) return respond(error_response(parsed.status()));
-    const std::string& topic = path.get("topic");
-    if (parsed->offset) {
-        if (context.store.snapshot()->find_topic(topic) == nullptr) {
-            return respond(error_response(404, "topic not found"));
+net::HttpResponse not_owner_response() { return error_response(421, "not the partition owner"); }
+
+// How long one wait inside a topic-wide consume that spans nodes parks on local partitions before
+// it polls the owners of the others again.
+constexpr Millis kPollSlice{200};
+
+// A local consume, waited for on the calling (pool) thread.
+Result<std::vector<queue::Delivery>> consume_now(ApiContext& context,
+                                                 queue::ConsumeRequest request) {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::optional<Result<std::vector<queue::Delivery>>> out;
+    context.consume.consume(std::move(request), [&](Result<std::vector<queue::Delivery>> result) {
+        std::lock_guard lock(mutex);
+        out = std::move(result);
+        cv.notify_all();
+    });
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return out.has_value(); });
+    return std::move(*out);
+}
+
+// A topic-wide consume whose topic has partitions on other nodes: this node's partitions first,
+// then each live owner of the others (local only there), until one has messages or `wait` is
+// over; between rounds it parks on the local partitions for at most kPollSlice.
+void scatter_consume(ApiContext& context, const std::string& topic, const ConsumeParams& params,
+                     std::vector<NodeId> owners, net::Responder respond) {
+    static std::atomic<uint64_t> rotation{0};
+    size_t start = owners.empty() ? 0 : rotation++ % owners.size();
+    run_routed(context, std::move(respond), [&context, topic, params, owners, start] {
+        MonoTime deadline = context.clock.now() + params.wait;
+        std::string target = internal_topic_target(topic, "/consume?wait=0");
+        if (params.batch) target += "&max=" + std::to_string(params.max);
+        Millis wait{0};
+        while (true) {
+            queue::ConsumeRequest request;
+            request.topic = topic;
+            request.max = params.max;
+            request.wait = wait;
+            auto local = consume_now(context, std::move(request));
+            if (!local.is_ok()) return domain_error_response(local.status(), "consume");
+            if (!local->empty()) return messages_response(topic, *local, params.batch);
+            meta::MetaSnapshot snapshot = context.store.snapshot();
+            for (size_t i = 0; i < owners.size(); ++i) {
+                const NodeId& owner = owners[(start + i) % owners.size()];
+                if (context.liveness != nullptr &&
+                    snapshot->is_dead(owner, context.clock.now(), context.liveness->dead_after())) {
+                    continue;
+                }
+                auto reply =
+                    context.peers->call(owner, "GET", target, "", "", context.peer_timeout);
+                if (!reply.is_ok()) continue;  // an unreachable owner must not stall the rest
+                if (reply->status == 200 || reply->status == 404) {
+                    net::HttpResponse response;
+                    response.status = reply->status;
+                    response.content_type = reply->content_type;
+                    response.body = std::move(reply->body);
+                    return response;
+                }
+            }
+            MonoTime now = context.clock.now();
+            if (now >= deadline || context.shutting_down()) return empty_response(204);
+            wait = std::min(std::chrono::duration_cast<Millis>(deadline - now), kPollSlice);
         }
-        if (!parsed->partition) {
-            return respond(error_response(400, "partition required for replay-mode consume"));
+    });
+}
+
+// Partitions of the topic owned by live peers (those a topic-wide consume must also ask).
+std::vector<NodeId> remote_owners(const ApiContext& context, const meta::MetaState& state,
+                                  const meta::Topic& topic) {
+    std::vector<NodeId> owners;
+    for (uint32_t p = 0; p < topic.partitions; ++p) {
+        PartitionOwner owner = locate(context, state, topic.name, PartitionId(p));
+        if (owner.placement != Placement::remote) continue;
+        if (std::find(owners.begin(), owners.end(), owner.node) == owners.end()) {
+            owners.push_back(owner.node);
         }
-        return replay(context, topic, *parsed, std::move(respond));
     }
-    queue::ConsumeRequest consume_request;
-    consume_request.topic = topic;
-    if (parsed->partition) consume_request.partition = PartitionId(*parsed->partition);
-    consume_request.max = parsed->max;
-    consume_request.wait = parsed->wait;
-    bool batch = parsed->batch;
-    context.consume.consume(
-        std::move(consume_request),
-        [respond = std::move(respond), topic, batch](Result<std::vector<queue::Delivery>> result) {
-            if (!result.is_ok()) return respond(domain_error_response(result.status(), "consume"));
-            respond(messages_response(topic, *result, batch));
-        });
+    return owners;
 }
 
 queue::Settle to_settle(AckAction action) {
@@ -143,44 +205,228 @@ Status settle_one(ApiContext& context, const std::string& topic, std::string_vie
                                   to_settle(action));
 }
 
-void ack(ApiContext& context, net::HttpRequest request, const PathParams& path,
-         net::Responder respond) {
+// The result of one handle of a batch ack.
+struct HandleResult {
+    int status = 204;
+    std::string error;
+};
+
+HandleResult settle_result(ApiContext& context, const std::string& topic, std::string_view handle,
+                           AckAction action) {
+    Status status = settle_one(context, topic, handle, action);
+    if (status.is_ok()) return {};
+    net::HttpResponse error = domain_error_response(status, settle_operation(action));
+    return {error.status, status.message()};
+}
+
+net::HttpResponse batch_ack_response(const std::vector<std::string>& handles,
+                                     const std::vector<HandleResult>& results) {
+    std::string body = "{\"results\":[";
+    for (size_t i = 0; i < handles.size(); ++i) {
+        if (i > 0) body += ',';
+        body += "{\"receipt_handle\":";
+        append_json_string(body, handles[i], HtmlEscape::no);
+        body += ",\"status\":" + std::to_string(results[i].status);
+        if (results[i].status != 204) {
+            body += ",\"error\":";
+            append_json_string(body, results[i].error, HtmlEscape::no);
+        }
+        body += '}';
+    }
+    body += "]}\n";
+    return json_response(200, std::move(body));
+}
+
+// Sends `indexes` of the batch to their owner and fills their results from its answer.
+void settle_remote(ApiContext& context, const std::string& topic, const NodeId& owner,
+                   const std::vector<std::string>& handles, const std::vector<size_t>& indexes,
+                   const std::string& extend, std::vector<HandleResult>& results) {
+    nlohmann::json request = {{"receipt_handles", nlohmann::json::array()}, {"extend", extend}};
+    for (size_t i : indexes) request["receipt_handles"].push_back(handles[i]);
+    net::HttpResponse answer =
+        forward_to_owner(context, owner, "POST", internal_topic_target(topic, "/ack/batch"),
+                         request.dump(), context.peer_timeout);
+    auto fail_all = [&](int status, const std::string& message) {
+        for (size_t i : indexes) results[i] = {status, message};
+    };
+    if (answer.status != 200) {
+        std::string message =
+            "owner node " + owner.value() + " answered " + std::to_string(answer.status);
+        auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
+        if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
+            message = parsed["error"].get<std::string>();
+        }
+        return fail_all(answer.status, message);
+    }
+    auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
+    if (!parsed.is_object() || !parsed.contains("results") || !parsed["results"].is_array() ||
+        parsed["results"].size() != indexes.size()) {
+        return fail_all(503, "owner node " + owner.value() + " gave a malformed answer");
+    }
+    for (size_t j = 0; j < indexes.size(); ++j) {
+        const auto& item = parsed["results"][j];
+        HandleResult result;
+        if (item.contains("status") && item["status"].is_number_integer()) {
+            result.status = item["status"].get<int>();
+        } else {
+            result.status = 503;
+        }
+        if (item.contains("error") && item["error"].is_string()) {
+            result.error = item["error"].get<std::string>();
+        }
+        results[indexes[j]] = std::move(result);
+    }
+}
+
+}  // namespace
+
+void handle_consume(ApiContext& context, net::HttpRequest request, const std::string& topic,
+                    Scope scope, net::Responder respond) {
+    auto parsed = parse_consume_params(
+        [&](std::string_view name) { return request.query_param(name); }, context.max_consume_wait);
+    if (!parsed.is_ok()) return respond(error_response(parsed.status()));
+    meta::MetaSnapshot snapshot = context.store.snapshot();
+    const meta::Topic* record = snapshot->find_topic(topic);
+    if (parsed->offset) {
+        if (record == nullptr) return respond(error_response(404, "topic not found"));
+        if (!parsed->partition) {
+            return respond(error_response(400, "partition required for replay-mode consume"));
+        }
+    }
+    if (parsed->partition && record != nullptr) {
+        PartitionOwner owner = locate(context, *snapshot, topic, PartitionId(*parsed->partition));
+        if (owner.placement != Placement::local) {
+            if (scope == Scope::local_only) return respond(not_owner_response());
+            if (owner.placement == Placement::dead) {
+                return respond(owner_down_response(PartitionId(*parsed->partition), owner.node));
+            }
+            std::string target =
+                internal_topic_target(topic, "/consume?" + std::string(raw_query(request)));
+            Millis timeout = parsed->wait + context.peer_timeout;
+            return run_routed(
+                context, std::move(respond), [&context, node = owner.node, target, timeout] {
+                    return forward_to_owner(context, node, "GET", target, "", timeout);
+                });
+        }
+    }
+    if (parsed->offset) return replay(context, topic, *parsed, std::move(respond));
+    if (!parsed->partition && record != nullptr && scope == Scope::public_port &&
+        context.peers != nullptr) {
+        std::vector<NodeId> owners = remote_owners(context, *snapshot, *record);
+        if (!owners.empty()) {
+            return scatter_consume(context, topic, *parsed, std::move(owners), std::move(respond));
+        }
+    }
+    queue::ConsumeRequest consume_request;
+    consume_request.topic = topic;
+    if (parsed->partition) consume_request.partition = PartitionId(*parsed->partition);
+    consume_request.max = parsed->max;
+    consume_request.wait = parsed->wait;
+    bool batch = parsed->batch;
+    context.consume.consume(
+        std::move(consume_request),
+        [respond = std::move(respond), topic, batch](Result<std::vector<queue::Delivery>> result) {
+            if (!result.is_ok()) return respond(domain_error_response(result.status(), "consume"));
+            respond(messages_response(topic, *result, batch));
+        });
+}
+
+void handle_ack(ApiContext& context, net::HttpRequest request, const std::string& topic,
+                Scope scope, net::Responder respond) {
     auto parsed = parse_ack_params(raw_query(request));
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
-    Status status = settle_one(context, path.get("topic"), parsed->receipt_handle, parsed->action);
+    if (auto handle = parse_receipt_handle(parsed->receipt_handle)) {
+        meta::MetaSnapshot snapshot = context.store.snapshot();
+        PartitionOwner owner = locate(context, *snapshot, topic, handle->partition);
+        if (owner.placement != Placement::local) {
+            if (scope == Scope::local_only) return respond(not_owner_response());
+            if (owner.placement == Placement::dead) {
+                return respond(owner_down_response(handle->partition, owner.node));
+            }
+            std::string target =
+                internal_topic_target(topic, "/ack?" + std::string(raw_query(request)));
+            return run_routed(context, std::move(respond), [&context, node = owner.node, target] {
+                return forward_to_owner(context, node, "POST", target, "", context.peer_timeout);
+            });
+        }
+    }
+    Status status = settle_one(context, topic, parsed->receipt_handle, parsed->action);
     if (!status.is_ok())
         return respond(domain_error_response(status, settle_operation(parsed->action)));
     respond(empty_response(204));
 }
 
-void ack_batch(ApiContext& context, net::HttpRequest request, const PathParams& path,
-               net::Responder respond) {
+void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::string& topic,
+                      Scope scope, net::Responder respond) {
     auto decoded = decode_ack_batch(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     auto action = parse_extend(decoded->extend);
     if (!action.is_ok()) return respond(error_response(action.status()));
-    const std::string& topic = path.get("topic");
-    if (context.store.snapshot()->find_topic(topic) == nullptr) {
+    meta::MetaSnapshot snapshot = context.store.snapshot();
+    if (snapshot->find_topic(topic) == nullptr) {
         return respond(error_response(404, "topic not found"));
     }
-    std::string body = "{\"results\":[";
-    for (size_t i = 0; i < decoded->receipt_handles.size(); ++i) {
-        const std::string& handle = decoded->receipt_handles[i];
-        if (i > 0) body += ',';
-        body += "{\"receipt_handle\":";
-        append_json_string(body, handle, HtmlEscape::no);
-        Status status = settle_one(context, topic, handle, *action);
-        if (status.is_ok()) {
-            body += ",\"status\":204}";
-            continue;
+    const std::vector<std::string>& handles = decoded->receipt_handles;
+    std::vector<HandleResult> results(handles.size());
+    std::vector<bool> decided(handles.size(), false);
+    std::map<NodeId, std::vector<size_t>> remote;  // owner -> indexes of its handles
+    for (size_t i = 0; i < handles.size(); ++i) {
+        auto handle = parse_receipt_handle(handles[i]);
+        if (!handle) continue;
+        PartitionOwner owner = locate(context, *snapshot, topic, handle->partition);
+        if (owner.placement == Placement::local) continue;
+        decided[i] = true;
+        if (scope == Scope::local_only) {
+            results[i] = {421, "not the partition owner"};
+        } else if (owner.placement == Placement::dead) {
+            results[i] = {503, "partition " + std::to_string(handle->partition.value()) +
+                                   " is unavailable: its owner node " + owner.node.value() +
+                                   " is down"};
+        } else {
+            remote[owner.node].push_back(i);
         }
-        net::HttpResponse error = domain_error_response(status, settle_operation(*action));
-        body += ",\"status\":" + std::to_string(error.status) + ",\"error\":";
-        append_json_string(body, status.message(), HtmlEscape::no);
-        body += '}';
     }
-    body += "]}\n";
-    respond(json_response(200, std::move(body)));
+    auto settle_local = [&context, topic, action = *action](const std::vector<std::string>& all,
+                                                            std::vector<HandleResult>& out,
+                                                            const std::vector<bool>& skip) {
+        for (size_t i = 0; i < all.size(); ++i) {
+            if (!skip[i]) out[i] = settle_result(context, topic, all[i], action);
+        }
+    };
+    if (remote.empty()) {
+        settle_local(handles, results, decided);
+        return respond(batch_ack_response(handles, results));
+    }
+    run_routed(context, std::move(respond),
+               [&context, topic, extend = decoded->extend,
+                handles = std::move(decoded->receipt_handles), results = std::move(results),
+                decided = std::move(decided), remote = std::move(remote), settle_local]() mutable {
+                   settle_local(handles, results, decided);
+                   for (const auto& [owner, indexes] : remote) {
+                       settle_remote(context, topic, owner, handles, indexes, extend, results);
+                   }
+                   return batch_ack_response(handles, results);
+               });
+}
+
+namespace {
+
+void consume(ApiContext& context, net::HttpRequest request, const PathParams& path,
+             net::Responder respond) {
+    handle_consume(context, std::move(request), path.get("topic"), Scope::public_port,
+                   std::move(respond));
+}
+
+void ack(ApiContext& context, net::HttpRequest request, const PathParams& path,
+         net::Responder respond) {
+    handle_ack(context, std::move(request), path.get("topic"), Scope::public_port,
+               std::move(respond));
+}
+
+void ack_batch(ApiContext& context, net::HttpRequest request, const PathParams& path,
+               net::Responder respond) {
+    handle_ack_batch(context, std::move(request), path.get("topic"), Scope::public_port,
+                     std::move(respond));
 }
 
 }  // namespace

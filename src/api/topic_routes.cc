@@ -1,8 +1,12 @@
 // The topic routes: create, list, get (with partition stats), PATCH, DELETE, and the fan-out
 // children routes.
 #include <charconv>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "api/api.h"
+#include "api/owner_routing.h"
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "api/wire_json.h"
@@ -18,6 +22,32 @@ void off_thread(ApiContext& context, net::Responder respond,
     bool queued = context.blocking.post(
         [shared_respond, work = std::move(work)] { (*shared_respond)(work()); });
     if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
+}
+
+// Asks `owner` for the stats of the partitions it owns and fills those of `views` it returns. An
+// unreachable or dead owner leaves them empty (the topic answer still comes, with owner_node).
+void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::string& topic,
+                       std::vector<PartitionStatsView>& views, uint32_t first) {
+    net::HttpResponse answer = forward_to_owner(
+        context, owner, "GET", internal_topic_target(topic, "/stats"), "", context.peer_timeout);
+    if (answer.status != 200) return;
+    auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
+    if (!parsed.is_object() || !parsed.contains("partitions") || !parsed["partitions"].is_array()) {
+        return;
+    }
+    for (const auto& item : parsed["partitions"]) {
+        if (!item.is_object()) continue;
+        uint32_t index = item.value("index", uint32_t{0});
+        if (index < first || index - first >= views.size()) continue;
+        PartitionStatsView& view = views[index - first];
+        if (view.owner_node != owner.value()) continue;
+        view.stats.segments = item.value("segments", uint32_t{0});
+        view.stats.oldest_offset = Offset(item.value("oldest_offset", uint64_t{0}));
+        view.stats.high_watermark = Offset(item.value("high_watermark", uint64_t{0}));
+        view.stats.size_bytes = item.value("size_bytes", uint64_t{0});
+        view.stats.oldest_segment_at =
+            WallTime(std::chrono::nanoseconds(item.value("oldest_segment_at_ns", int64_t{0})));
+    }
 }
 
 void create_topic(ApiContext& context, net::HttpRequest request, net::Responder respond) {
@@ -84,14 +114,21 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
         end = first + 1;
     }
     meta::Topic copy = *topic;
-    off_thread(context, std::move(respond), [&context, copy, snapshot, first, end] {
+    run_routed(context, std::move(respond), [&context, copy, snapshot, first, end] {
         std::vector<PartitionStatsView> stats;
+        std::map<NodeId, bool> remote;  // live owners elsewhere whose partitions are listed
         for (uint32_t p = first; p < end; ++p) {
             PartitionStatsView view;
             view.index = p;
             const meta::Assignment* assignment =
                 snapshot->find_assignment(copy.name, PartitionId(p));
             view.owner_node = assignment ? assignment->owner.value() : context.node_id.value();
+            PartitionOwner owner = locate(context, *snapshot, copy.name, PartitionId(p));
+            if (owner.placement != Placement::local) {
+                if (owner.placement == Placement::remote) remote[owner.node] = true;
+                stats.push_back(std::move(view));
+                continue;
+            }
             auto log = context.logs.get(copy.name, PartitionId(p), storage::CreateIfMissing::no);
             if (log.is_ok()) {
                 view.stats = (*log)->stats();
@@ -99,6 +136,9 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
                 return error_response(500, "get topic failed");
             }
             stats.push_back(std::move(view));
+        }
+        for (const auto& [owner, unused] : remote) {
+            fill_remote_stats(context, owner, copy.name, stats, first);
         }
         return json_response(200, topic_details_json(copy, stats));
     });
@@ -147,13 +187,68 @@ void detach_child(ApiContext& context, const PathParams& params, net::Responder 
         error_response(404, "not found: \"" + child + "\" is not attached to \"" + parent + "\""));
 }
 
+// Topic writes are the controller's to make (it places partitions from a linearizable view and its
+// writes are fenced): any other node passes the request on verbatim and relays the answer.
+using TopicWrite = std::function<void(net::HttpRequest, const PathParams&, net::Responder)>;
+
+TopicWrite controller_only(ApiContext* c, TopicWrite local) {
+    return [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
+        if (c->cluster.is_controller() || c->peers == nullptr)
+            return local(std::move(r), p, std::move(d));
+        NodeId controller = c->store.snapshot()->controller;
+        if (controller.value().empty() || controller == c->node_id) {
+            return d(error_response(
+                503, "control plane temporarily unavailable: no controller is elected yet"));
+        }
+        run_routed(*c, std::move(d), [c, controller, r = std::move(r)] {
+            return forward_to_owner(*c, controller, r.method, "/internal/v1/controller" + r.target,
+                                    r.body, Millis(30'000));
+        });
+    };
+}
+
+void create_route(ApiContext* c, net::HttpRequest r, const PathParams&, net::Responder d) {
+    create_topic(*c, std::move(r), std::move(d));
+}
+
+void update_route(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
+    update_topic(*c, std::move(r), p, std::move(d));
+}
+
+void delete_route(ApiContext* c, net::HttpRequest, const PathParams& p, net::Responder d) {
+    delete_topic(*c, p, std::move(d));
+}
+
 }  // namespace
+
+void register_controller_routes(Router& internal, ApiContext& context) {
+    ApiContext* c = &context;
+    // Never forwarded again: a node that is not (or no longer) the controller says so.
+    auto here_only = [c](TopicWrite local) {
+        return [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
+            if (!c->cluster.is_controller()) {
+                return d(error_response(503,
+                                        "control plane temporarily unavailable: the "
+                                        "controller changed; retry"));
+            }
+            constexpr std::string_view kPrefix = "/internal/v1/controller";
+            if (r.target.starts_with(kPrefix)) r.target.erase(0, kPrefix.size());
+            local(std::move(r), p, std::move(d));
+        };
+    };
+    using namespace std::placeholders;
+    internal.add("POST", "/internal/v1/controller/v1/topics",
+                 here_only(std::bind(create_route, c, _1, _2, _3)));
+    internal.add("PATCH", "/internal/v1/controller/v1/topics/{topic}",
+                 here_only(std::bind(update_route, c, _1, _2, _3)));
+    internal.add("DELETE", "/internal/v1/controller/v1/topics/{topic}",
+                 here_only(std::bind(delete_route, c, _1, _2, _3)));
+}
 
 void register_topic_routes(Router& router, ApiContext& context) {
     ApiContext* c = &context;
-    router.add("POST", "/v1/topics", [c](net::HttpRequest r, const PathParams&, net::Responder d) {
-        create_topic(*c, std::move(r), std::move(d));
-    });
+    using namespace std::placeholders;
+    router.add("POST", "/v1/topics", controller_only(c, std::bind(create_route, c, _1, _2, _3)));
     router.add("GET", "/v1/topics", [c](net::HttpRequest r, const PathParams&, net::Responder d) {
         list_topics(*c, std::move(r), std::move(d));
     });
@@ -162,13 +257,9 @@ void register_topic_routes(Router& router, ApiContext& context) {
                    get_topic(*c, std::move(r), p, std::move(d));
                });
     router.add("PATCH", "/v1/topics/{topic}",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   update_topic(*c, std::move(r), p, std::move(d));
-               });
+               controller_only(c, std::bind(update_route, c, _1, _2, _3)));
     router.add("DELETE", "/v1/topics/{topic}",
-               [c](net::HttpRequest, const PathParams& p, net::Responder d) {
-                   delete_topic(*c, p, std::move(d));
-               });
+               controller_only(c, std::bind(delete_route, c, _1, _2, _3)));
     router.add("GET", "/v1/topics/{topic}/children",
                [c](net::HttpRequest, const PathParams& p, net::Responder d) {
                    list_children(*c, p, std::move(d));

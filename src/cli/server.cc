@@ -26,9 +26,18 @@ Result<ServeLaunch> plan_server_start(bool dev, int64_t port, const std::string&
     if (env("NARAD_CLUSTER_ADDR").empty()) {
         launch.set_env.emplace_back("NARAD_CLUSTER_ADDR", "127.0.0.1:" + std::to_string(port + 1));
     }
-    launch.args = {"--addr",       "127.0.0.1:" + std::to_string(port),
-                   "--data-dir",   directory,
-                   "--log-format", "text"};
+    // The local etcd member next to them (port + 2 and + 3), so a dev node never collides with a
+    // production node's 7944/7945 on the same machine.
+    launch.args = {"--addr",
+                   "127.0.0.1:" + std::to_string(port),
+                   "--data-dir",
+                   directory,
+                   "--log-format",
+                   "text",
+                   "--etcd-client-port",
+                   std::to_string(port + 2),
+                   "--etcd-peer-port",
+                   std::to_string(port + 3)};
     launch.banner = true;
     return launch;
 }

@@ -27,7 +27,8 @@ TEST(ServerStart, PlainModePassesThrough) {
 }
 
 // Rule: --dev turns auth off, pins the cluster address to loopback port+1 unless already set,
-// binds the API to loopback, keeps data in ~/.narad/data and logs text.
+// binds the API to loopback, keeps data in ~/.narad/data, logs text, and puts the local etcd
+// member on port+2 (client) and port+3 (peer).
 TEST(ServerStart, DevModePlansPlayground) {
     auto dev = plan_server_start(true, 7942, "", env_of({{"HOME", "/home/me"}}));
     ASSERT_TRUE(dev.is_ok());
@@ -35,7 +36,8 @@ TEST(ServerStart, DevModePlansPlayground) {
         {"NARAD_SECURITY_ENABLED", "false"}, {"NARAD_CLUSTER_ADDR", "127.0.0.1:7943"}};
     EXPECT_EQ(dev->set_env, env);
     const std::vector<std::string> args{
-        "--addr", "127.0.0.1:7942", "--data-dir", "/home/me/.narad/data", "--log-format", "text"};
+        "--addr", "127.0.0.1:7942",     "--data-dir", "/home/me/.narad/data", "--log-format",
+        "text",   "--etcd-client-port", "7944",       "--etcd-peer-port",     "7945"};
     EXPECT_EQ(dev->args, args);
     EXPECT_TRUE(dev->banner);
 

@@ -48,6 +48,7 @@ class HttpClient::Impl {
     Result<HttpResponse> request(std::string_view method, std::string_view target,
                                  std::string_view body, std::string_view content_type,
                                  const Headers& headers) {
+        maybe_delivered_ = false;
         if (connected_ && connection_dropped()) disconnect();
         bool reused = connected_;
         if (!connected_) NARAD_RETURN_IF_ERROR(connect());
@@ -56,6 +57,12 @@ class HttpClient::Impl {
         if (result.is_ok() || !reused || !may_resend) return result;
         NARAD_RETURN_IF_ERROR(connect());
         return exchange(method, target, body, content_type, headers, may_resend);
+    }
+
+    bool maybe_delivered() const { return maybe_delivered_; }
+    void set_timeouts(Millis connect_timeout, Millis request_timeout) {
+        options_.connect_timeout = connect_timeout;
+        options_.request_timeout = request_timeout;
     }
 
   private:
@@ -164,6 +171,7 @@ class HttpClient::Impl {
                                   std::string_view body, std::string_view content_type,
                                   const Headers& headers, bool& may_resend) {
         may_resend = false;
+        maybe_delivered_ = true;  // from here on, some of the request may reach the server
         head_.clear();
         wire::append_request_head(
             head_, {method, target, where_, authorization_, content_type, body.size(), &headers});
@@ -249,6 +257,7 @@ class HttpClient::Impl {
     ResponseReader reader_;
     std::string head_;
     bool connected_ = false;
+    bool maybe_delivered_ = false;  // see HttpClient::last_request_maybe_delivered
 };
 
 HttpClient::HttpClient(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -260,6 +269,12 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
                                          std::string_view body, std::string_view content_type,
                                          const Headers& headers) {
     return impl_->request(method, target, body, content_type, headers);
+}
+
+bool HttpClient::last_request_maybe_delivered() const { return impl_->maybe_delivered(); }
+
+void HttpClient::set_timeouts(Millis connect_timeout, Millis request_timeout) {
+    impl_->set_timeouts(connect_timeout, request_timeout);
 }
 
 }  // namespace narad::net

@@ -50,6 +50,15 @@ class HttpClient {
                                  std::string_view content_type = "application/json",
                                  const Headers& headers = {});
 
+    // Whether the last request() may have reached the server: false when it failed before any
+    // byte of it was handed to a connection (resolve or connect failed), so it certainly was not
+    // applied; true once sending began, whatever happened next. Node-to-node callers use it to
+    // tell "peer unreachable" from "outcome unknown".
+    bool last_request_maybe_delivered() const;
+    // Changes the timeouts for the following requests (a pooled client serves calls with
+    // different deadlines).
+    void set_timeouts(Millis connect_timeout, Millis request_timeout);
+
     Result<HttpResponse> get(std::string_view target) { return request("GET", target); }
     Result<HttpResponse> post(std::string_view target, std::string_view body,
                               std::string_view content_type = "application/json") {

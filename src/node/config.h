@@ -35,6 +35,20 @@ struct ClusterConfig {
     std::string node_id;  // empty: the host name
     std::vector<PeerConfig> peers;
     std::vector<std::string> initial_members;
+    // Ours (the etcd metastore, docs/cluster.md):
+    std::string name = "narad";               // the etcd key prefix /narad/<name>/
+    std::string join;                         // host:port of a member's cluster port
+    std::vector<std::string> meta_endpoints;  // an external etcd; empty: host a local member
+    uint16_t etcd_client_port = 7944;
+    uint16_t etcd_peer_port = 7945;
+    std::string etcd_binary = "etcd";
+    int64_t voters = 3;  // nodes hosting an etcd voter (odd, 1 to 5)
+    // A node whose liveness key has been gone this long is dead (Narad compiles in 30 s):
+    // producers skip its partitions and its queued records go to live siblings.
+    nanoseconds dead_after = std::chrono::seconds(30);
+    // The liveness lease's TTL: a killed node's key vanishes this long after its last keep-alive.
+    nanoseconds lease_ttl = std::chrono::seconds(10);
+    nanoseconds controller_tick = std::chrono::seconds(10);
 };
 
 struct StorageConfig {

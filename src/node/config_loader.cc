@@ -5,6 +5,7 @@
 
 #include "base/duration.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "io/file_system.h"
 
 namespace narad::node {
@@ -55,6 +56,17 @@ FieldReader int_field(int64_t& target, std::string name) {
     return [&target, name](const json& v) {
         if (!v.is_number_integer()) return type_error(v, name, "int");
         target = v.get<int64_t>();
+        return Status::ok();
+    };
+}
+
+FieldReader port_field(uint16_t& target, std::string name) {
+    return [&target, name](const json& v) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65535) {
+            return Status(Errc::invalid_argument,
+                          "json: " + name + ": a port must be an integer from 1 to 65535");
+        }
+        target = static_cast<uint16_t>(v.get<int64_t>());
         return Status::ok();
     };
 }
@@ -238,6 +250,19 @@ Status apply_config_json(std::string_view text, Config& config) {
                      v, "cluster",
                      {{"addr", string_field(cluster.addr, "cluster.addr")},
                       {"node_id", string_field(cluster.node_id, "cluster.node_id")},
+                      {"name", string_field(cluster.name, "cluster.name")},
+                      {"join", string_field(cluster.join, "cluster.join")},
+                      {"meta_endpoints",
+                       [&](const json& m) {
+                           return read_string_list(m, cluster.meta_endpoints,
+                                                   "cluster.meta_endpoints");
+                       }},
+                      {"etcd_client_port", port_field(cluster.etcd_client_port, "cluster")},
+                      {"etcd_peer_port", port_field(cluster.etcd_peer_port, "cluster")},
+                      {"voters", int_field(cluster.voters, "cluster")},
+                      {"dead_after", duration_field(cluster.dead_after)},
+                      {"lease_ttl", duration_field(cluster.lease_ttl)},
+                      {"controller_tick", duration_field(cluster.controller_tick)},
                       {"peers", [&](const json& p) { return read_peers(p, cluster.peers); }},
                       {"initial_members", [&](const json& m) {
                            return read_string_list(m, cluster.initial_members,
@@ -346,6 +371,15 @@ Status apply_environment(const EnvLookup& env, Config& config) {
     NARAD_RETURN_IF_ERROR(
         set_int("NARAD_FANOUT_MAX_BATCH_BYTES", config.fanout.max_batch_bytes, parse_int64));
     NARAD_RETURN_IF_ERROR(set_int("NARAD_FANOUT_LINGER_MS", config.fanout.linger_ms, parse_int64));
+    set_string("NARAD_CLUSTER_NAME", config.cluster.name);
+    set_string("NARAD_CLUSTER_JOIN", config.cluster.join);
+    if (auto v = env("NARAD_META_ENDPOINTS")) {
+        config.cluster.meta_endpoints = split_trimmed(*v, ',');
+    }
+    NARAD_RETURN_IF_ERROR(set_duration("NARAD_CLUSTER_DEAD_AFTER", config.cluster.dead_after));
+    NARAD_RETURN_IF_ERROR(set_duration("NARAD_CLUSTER_LEASE_TTL", config.cluster.lease_ttl));
+    NARAD_RETURN_IF_ERROR(
+        set_duration("NARAD_CLUSTER_CONTROLLER_TICK", config.cluster.controller_tick));
     if (auto v = env("NARAD_SECURITY_ENABLED")) {
         auto parsed = parse_bool(*v);
         if (!parsed.is_ok()) return with_name("NARAD_SECURITY_ENABLED", parsed.status());
@@ -376,6 +410,11 @@ void apply_flags(const ServeFlags& flags, Config& config) {
     if (!flags.addr.empty()) config.http.addr = flags.addr;
     if (flags.cluster_port != 0) config.cluster.addr = ":" + std::to_string(flags.cluster_port);
     if (!flags.node_id.empty()) config.cluster.node_id = flags.node_id;
+    if (!flags.join.empty()) config.cluster.join = flags.join;
+    if (!flags.meta_endpoints.empty()) config.cluster.meta_endpoints = flags.meta_endpoints;
+    if (!flags.cluster_name.empty()) config.cluster.name = flags.cluster_name;
+    if (flags.etcd_client_port != 0) config.cluster.etcd_client_port = flags.etcd_client_port;
+    if (flags.etcd_peer_port != 0) config.cluster.etcd_peer_port = flags.etcd_peer_port;
     if (!flags.data_dir.empty()) config.storage.data_dir = flags.data_dir;
     if (!flags.log_level.empty()) config.log.level = flags.log_level;
     if (!flags.log_format.empty()) config.log.format = flags.log_format;
@@ -408,6 +447,20 @@ Status validate_config(const Config& config) {
     const ClusterConfig& cluster = config.cluster;
     require(!trim(cluster.addr).empty(), "cluster.addr must not be empty");
     require(http.addr != cluster.addr, "http.addr and cluster.addr must differ");
+    require(cluster.dead_after >= std::chrono::seconds(1), "cluster.dead_after must be >= 1s");
+    require(cluster.lease_ttl >= std::chrono::seconds(1), "cluster.lease_ttl must be >= 1s");
+    require(cluster.controller_tick >= std::chrono::milliseconds(100),
+            "cluster.controller_tick must be >= 100ms");
+    require(cluster.voters >= 1 && cluster.voters <= 5 && cluster.voters % 2 == 1,
+            "cluster.voters must be 1, 3 or 5");
+    require(validate_node_id(cluster.name).is_ok(),
+            "cluster.name must match ^[A-Za-z0-9._-]{1,255}$");
+    if (!cluster.node_id.empty()) {
+        Status node_id = validate_node_id(cluster.node_id);
+        require(node_id.is_ok(), node_id.message());
+    }
+    require(cluster.etcd_client_port != cluster.etcd_peer_port,
+            "cluster.etcd_client_port and cluster.etcd_peer_port must differ");
     if (!cluster.peers.empty()) {
         require(!cluster.node_id.empty(),
                 "cluster.node_id must not be empty when cluster.peers is set");

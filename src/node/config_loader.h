@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "node/config.h"
@@ -25,6 +26,12 @@ struct ServeFlags {
     std::string log_level;
     std::string log_format;
     std::string pprof_addr;
+    // Ours.
+    std::string join;
+    std::vector<std::string> meta_endpoints;
+    std::string cluster_name;
+    int etcd_client_port = 0;
+    int etcd_peer_port = 0;
 };
 
 // Reads one environment variable; nullopt when it is not set.

@@ -1,20 +1,27 @@
 #include "node/node.h"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <set>
 
 #include "api/api.h"
+#include "api/internal_routes.h"
+#include "api/respond.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/periodic.h"
+#include "cluster/placement.h"
 #include "io/file_system.h"
-#include "meta/local_meta_store.h"
 #include "net/http_server.h"
+#include "net/peer_pool.h"
+#include "node/cluster_runtime.h"
 #include "node/topic_backend.h"
 #include "queue/offset_committer.h"
 #include "wal/dispatcher.h"
 #include "wal/local_committer.h"
+#include "wal/owner_liveness.h"
+#include "wal/routing_committer.h"
 
 namespace narad::node {
 
@@ -39,6 +46,13 @@ Result<std::pair<std::string, uint16_t>> split_host_port(std::string_view addres
 }
 
 namespace {
+
+bool looks_like_ip(const std::string& host) {
+    in_addr v4{};
+    in6_addr v6{};
+    return inet_pton(AF_INET, host.c_str(), &v4) == 1 ||
+           inet_pton(AF_INET6, host.c_str(), &v6) == 1;
+}
 
 std::string host_name() {
     char buffer[256] = {0};
@@ -73,9 +87,10 @@ class Node::Impl {
         MonoTime boot_started = clock_.now();
         const std::string& data = config_.storage.data_dir;
         NARAD_RETURN_IF_ERROR(fs_.create_directories(data));
-        auto store = meta::LocalMetaStore::open(fs_, io::join_path(data, "meta"));
-        if (!store.is_ok()) return store.status().with_context("opening the metastore");
-        store_ = std::move(*store);
+        auto cluster = ClusterRuntime::start(cluster_options(), clock_);
+        if (!cluster.is_ok()) return cluster.status().with_context("joining the cluster");
+        cluster_ = std::move(*cluster);
+        store_ = &cluster_->store();
 
         logs_ =
             std::make_unique<storage::LogManager>(fs_, clock_, data, log_options(config_.storage));
@@ -108,8 +123,10 @@ class Node::Impl {
             [this](const std::string& topic, PartitionId partition, Offset hwm) {
                 consume_->on_append(topic, partition, hwm);
             });
-        watch_id_ = store_->watch(
-            [this](const meta::MetaSnapshot& snapshot) { consume_->apply_limits(snapshot); });
+        watch_id_ = store_->watch([this](const meta::MetaSnapshot& snapshot) {
+            consume_->apply_limits(snapshot);
+            purge_deleted_topics(snapshot);
+        });
 
         wal::WalOptions wal_options;
         wal_options.segment_bytes_max = config_.storage.wal_segment_bytes;
@@ -118,11 +135,13 @@ class Node::Impl {
         if (!wal.is_ok()) return wal.status().with_context("opening the ingress WAL");
         wal_ = std::move(*wal);
         committer_ = std::make_unique<wal::LocalCommitter>(fs_, clock_, *store_, *logs_, guards_);
+        build_routing();
         wal::DispatcherOptions dispatcher_options;
         dispatcher_options.threads = config_.storage.dispatcher_threads;
-        dispatcher_ =
-            std::make_unique<wal::Dispatcher>(clock_, *wal_, *committer_, dispatcher_options);
-        produce_ = std::make_unique<wal::ProduceService>(clock_, *store_, *wal_);
+        dispatcher_options.reroute = reroute_.get();
+        dispatcher_ = std::make_unique<wal::Dispatcher>(clock_, *wal_, *routing_committer_,
+                                                        dispatcher_options);
+        produce_ = std::make_unique<wal::ProduceService>(clock_, *store_, *wal_, liveness_.get());
 
         meta::TopicPolicy policy;
         policy.default_partitions = config_.topic.default_partitions;
@@ -131,8 +150,15 @@ class Node::Impl {
         policy.default_visibility_timeout_ms = config_.topic.default_visibility_timeout_ms;
         policy.default_max_in_flight = config_.topic.default_max_in_flight_per_partition;
         policy.default_max_acked_ahead = config_.topic.default_max_acked_ahead_per_partition;
+        // Placement plans from a linearizable view (the controller makes every topic write).
+        meta::EtcdMetaStore* etcd_store = &cluster_->store();
         topics_ = std::make_unique<meta::TopicFrontend>(
-            *store_, clock_, policy, meta::place_on(NodeId(config_.cluster.node_id)));
+            *store_, clock_, policy,
+            [etcd_store](const meta::MetaState&, const std::string& topic, uint32_t first,
+                         uint32_t count) -> Result<std::vector<NodeId>> {
+                NARAD_ASSIGN_OR_RETURN(meta::MetaSnapshot view, etcd_store->sync());
+                return cluster::spread_partitions(*view, topic, first, count);
+            });
         blocking_ = std::make_unique<ThreadPool>("narad-blocking", 2);
 
         context_ = std::make_unique<api::ApiContext>(api::ApiContext{
@@ -147,10 +173,22 @@ class Node::Impl {
             .node_id = NodeId(config_.cluster.node_id),
             .advertise_addr = config_.http.addr,
             .max_consume_wait = std::chrono::duration_cast<Millis>(config_.http.max_consume_wait),
-            .ready = [this] { return ready_.load(); },
+            .ready =
+                [this] { return ready_.load() && !store_->snapshot()->controller.value().empty(); },
             .shutting_down = [this] { return shutting_down_.load(); },
+            .peers = peers_.get(),
+            .liveness = liveness_.get(),
+            .routing = routing_pool_.get(),
+            .cluster =
+                api::ClusterInfo{
+                    .name = config_.cluster.name,
+                    .dead_after = std::chrono::duration_cast<Millis>(config_.cluster.dead_after),
+                    .is_controller = [this] { return cluster_->controller().is_controller(); },
+                    .etcd_members = [this] { return cluster_->client().member_list(); },
+                },
         });
         api::register_routes(*router_, *context_);
+        NARAD_RETURN_IF_ERROR(build_cluster_port(server_options));
 
         maintenance_ = std::make_unique<PeriodicTask>(
             "narad-maintain", Millis(config_.storage.retention_check_interval_ms),
@@ -161,6 +199,12 @@ class Node::Impl {
         wal_->start();
         dispatcher_->start();
         maintenance_->start();
+        if (cluster_server_) {
+            Status cluster_listening = cluster_server_->start();
+            if (!cluster_listening.is_ok()) {
+                return cluster_listening.with_context("cluster port " + config_.cluster.addr);
+            }
+        }
         Status listening = server_->start();
         if (!listening.is_ok()) return listening;
         register_node_metrics();
@@ -184,12 +228,17 @@ class Node::Impl {
         // Answer parked long-polls first so the HTTP server can drain within its grace period.
         if (consume_) consume_->stop();
         if (server_) server_->stop();
+        if (cluster_server_) cluster_server_->stop();
         if (maintenance_) maintenance_->stop();
         if (blocking_) blocking_->stop();
+        if (routing_pool_) routing_pool_->stop();
+        if (commit_pool_) commit_pool_->stop();
         if (dispatcher_) dispatcher_->stop();
         if (wal_) wal_->stop();
         if (offsets_) offsets_->stop();
         if (store_ && watch_id_ != 0) store_->unwatch(watch_id_);
+        // Last: the controller resigns and the liveness key goes only once nothing is served.
+        if (cluster_) cluster_->stop();
         if (collector_id_ != 0) metrics::Registry::global().remove_collector(collector_id_);
         if (logs_) logs_->close_all();
         if (started_) NARAD_LOG_INFO("narad node {} stopped", config_.cluster.node_id);
@@ -199,6 +248,124 @@ class Node::Impl {
     bool ready() const { return ready_; }
 
   private:
+    // The host other nodes reach this one at: the API address's host when it names one, else the
+    // cluster address's, else the host name.
+    std::string advertised_host() const {
+        auto usable = [](const std::string& address) -> std::string {
+            auto split = split_host_port(address);
+            if (!split.is_ok()) return {};
+            const std::string& host = split->first;
+            return host.empty() || host == "0.0.0.0" || host == "::" ? std::string() : host;
+        };
+        std::string host = usable(config_.http.addr);
+        if (host.empty()) host = usable(config_.cluster.addr);
+        return host.empty() ? host_name() : host;
+    }
+
+    ClusterRuntimeOptions cluster_options() const {
+        const ClusterConfig& cluster = config_.cluster;
+        std::string host = advertised_host();
+        auto port_of = [](const std::string& address) {
+            auto split = split_host_port(address);
+            return split.is_ok() ? std::to_string(split->second) : std::string("0");
+        };
+        ClusterRuntimeOptions options;
+        options.node_id = NodeId(cluster.node_id);
+        options.data_dir = config_.storage.data_dir;
+        options.cluster_name = cluster.name;
+        options.api_addr = host + ":" + port_of(config_.http.addr);
+        options.cluster_addr = host + ":" + port_of(cluster.addr);
+        options.meta_endpoints = cluster.meta_endpoints;
+        options.join = cluster.join;
+        options.cluster_secret = config_.security.cluster_secret;
+        // etcd listens on an IP address; a host name is advertised for the API only.
+        options.etcd_host = looks_like_ip(host) ? host : "127.0.0.1";
+        options.etcd_client_port = cluster.etcd_client_port;
+        options.etcd_peer_port = cluster.etcd_peer_port;
+        options.etcd_binary = cluster.etcd_binary;
+        options.voters = static_cast<uint32_t>(cluster.voters);
+        options.lease_ttl_seconds = std::max<int64_t>(
+            1, std::chrono::duration_cast<std::chrono::seconds>(cluster.lease_ttl).count());
+        options.controller.tick = std::chrono::duration_cast<Millis>(cluster.controller_tick);
+        options.controller.dead_after = std::chrono::duration_cast<Millis>(cluster.dead_after);
+        return options;
+    }
+
+    // Another node's replica of a delete (or a delete and recreate) reaches here: this node's data
+    // of the old incarnation goes, on the blocking pool.
+    void purge_deleted_topics(const meta::MetaSnapshot& snapshot) {
+        meta::MetaSnapshot before = std::exchange(purged_view_, snapshot);
+        if (!before || before->topics_version == snapshot->topics_version) return;
+        for (const auto& [name, topic] : before->topics) {
+            const meta::Topic* now = snapshot->find_topic(name);
+            if (now != nullptr && now->incarnation == topic.incarnation) continue;
+            std::string gone = name;
+            bool queued = blocking_ && blocking_->post([this, gone] {
+                Status purged = backend_->purge_if_deleted(gone);
+                if (!purged.is_ok()) {
+                    NARAD_LOG_WARN("purging deleted topic {} failed: {}", gone, purged.to_string());
+                }
+            });
+            if (!queued) NARAD_LOG_WARN("purge of deleted topic {} not queued", gone);
+        }
+    }
+
+    // Cluster routing (net/peer_pool, wal/routing_committer, wal/owner_liveness): calls for
+    // partitions owned elsewhere go to their owners over the cluster port. With a single-node
+    // metastore (no members) every partition is local and nothing here changes behaviour.
+    void build_routing() {
+        liveness_ = std::make_unique<wal::OwnerLiveness>(
+            clock_, std::chrono::duration_cast<Millis>(config_.cluster.dead_after));
+        net::PeerPoolOptions peer_options;
+        peer_options.secret = config_.security.cluster_secret;
+        peers_ = std::make_unique<net::PeerPool>(
+            [this](const NodeId& node) -> std::optional<std::string> {
+                meta::MetaSnapshot snapshot = store_->snapshot();
+                const meta::MemberInfo* member = snapshot->find_member(node);
+                if (member == nullptr || member->cluster_addr.empty()) return std::nullopt;
+                return member->cluster_addr;
+            },
+            peer_options);
+        routing_committer_ = std::make_unique<wal::RoutingCommitter>(
+            *store_, NodeId(config_.cluster.node_id), *committer_, *peers_);
+        reroute_ = std::make_unique<wal::DeadOwnerReroute>(*store_, *liveness_);
+        // Forwarded consumes park here for up to their wait: more threads than the blocking pool.
+        routing_pool_ = std::make_unique<ThreadPool>("narad-route", 16, 1'000);
+        commit_pool_ = std::make_unique<ThreadPool>("narad-commit", 8, 10'000);
+    }
+
+    // The node-to-node port (always served: other nodes join through it). Without a cluster
+    // secret it refuses every call.
+    Status build_cluster_port(const net::ServerOptions& public_options) {
+        auto address = split_host_port(config_.cluster.addr);
+        if (!address.is_ok()) return address.status().with_context("cluster.addr");
+        net::ServerOptions options = public_options;
+        options.address = address->first.empty() ? "0.0.0.0" : address->first;
+        options.port = address->second;
+        // A dispatcher batch (4 MiB of payload plus framing) must fit.
+        options.body_limit_bytes = 16ull << 20;
+        internal_router_ =
+            std::make_unique<api::InternalRouter>(clock_, config_.security.cluster_secret);
+        commit_context_ = std::make_unique<api::InternalCommitContext>(api::InternalCommitContext{
+            *store_, NodeId(config_.cluster.node_id), *committer_, *commit_pool_});
+        api::register_internal_commit_route(internal_router_->routes(), *commit_context_);
+        api::register_internal_message_routes(internal_router_->routes(), *context_);
+        api::register_controller_routes(internal_router_->routes(), *context_);
+        internal_router_->routes().add(
+            "POST", "/internal/v1/join",
+            [this](net::HttpRequest r, const api::PathParams&, net::Responder d) {
+                auto shared = std::make_shared<net::Responder>(std::move(d));
+                bool queued = blocking_->post([this, shared, body = std::move(r.body)] {
+                    auto answer = cluster_->handle_join(body);
+                    (*shared)(answer.is_ok() ? api::json_response(200, *answer)
+                                             : api::error_response(answer.status()));
+                });
+                if (!queued) (*shared)(api::error_response(503, "server busy; retry later"));
+            });
+        cluster_server_ = std::make_unique<net::HttpServer>(options, *internal_router_);
+        return Status::ok();
+    }
+
     // Retention and idle-log eviction, every retention_check_interval.
     void maintain() {
         meta::MetaSnapshot snapshot = store_->snapshot();
@@ -312,7 +479,9 @@ class Node::Impl {
     io::FileSystem& fs_ = io::posix_file_system();
     Clock& clock_ = SystemClock::instance();
     storage::TopicGuards guards_;
-    std::unique_ptr<meta::LocalMetaStore> store_;
+    std::unique_ptr<ClusterRuntime> cluster_;
+    meta::MetaStore* store_ = nullptr;  // the cluster's metastore
+    meta::MetaSnapshot purged_view_;    // only touched by the metastore watcher
     std::unique_ptr<storage::LogManager> logs_;
     std::unique_ptr<queue::OffsetCommitter> offsets_;
     std::unique_ptr<api::Router> router_;
@@ -327,6 +496,16 @@ class Node::Impl {
     std::unique_ptr<ThreadPool> blocking_;
     std::unique_ptr<api::ApiContext> context_;
     std::unique_ptr<PeriodicTask> maintenance_;
+    // Cluster routing (build_routing / build_cluster_port).
+    std::unique_ptr<wal::OwnerLiveness> liveness_;
+    std::unique_ptr<net::PeerPool> peers_;
+    std::unique_ptr<wal::RoutingCommitter> routing_committer_;
+    std::unique_ptr<wal::DeadOwnerReroute> reroute_;
+    std::unique_ptr<ThreadPool> routing_pool_;
+    std::unique_ptr<ThreadPool> commit_pool_;
+    std::unique_ptr<api::InternalRouter> internal_router_;
+    std::unique_ptr<api::InternalCommitContext> commit_context_;
+    std::unique_ptr<net::HttpServer> cluster_server_;
     uint64_t watch_id_ = 0;
     uint64_t collector_id_ = 0;
     std::atomic<bool> ready_{false};

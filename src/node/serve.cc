@@ -22,16 +22,26 @@ constexpr const char* kUsage =
     "Flags:\n"
     "  -addr string\n"
     "    \tlisten address for the HTTP API (host:port); wins over -port\n"
+    "  -cluster-name string\n"
+    "    \tthe cluster's name: its etcd keys live under /narad/<name>/ (default \"narad\")\n"
     "  -cluster-port int\n"
     "    \tport for node-to-node traffic (default 7943)\n"
     "  -config string\n"
     "    \tpath to a JSON config file\n"
     "  -data-dir string\n"
     "    \tdata directory (default \"data\")\n"
+    "  -etcd-client-port int\n"
+    "    \tclient port of the local etcd member (default 7944)\n"
+    "  -etcd-peer-port int\n"
+    "    \tpeer port of the local etcd member (default 7945)\n"
+    "  -join host:port\n"
+    "    \tjoin the cluster of the node whose cluster port this is (first start only)\n"
     "  -log-format string\n"
     "    \tjson or text (default \"json\")\n"
     "  -log-level string\n"
     "    \tdebug, info, warn or error (default \"info\")\n"
+    "  -meta-endpoints url,...\n"
+    "    \tuse this external etcd cluster as the metastore and start no local member\n"
     "  -node-id string\n"
     "    \tthis node's id (default: the host name)\n"
     "  -port int\n"
@@ -92,6 +102,23 @@ Result<ServeFlags> parse_flags(int argc, char** argv, bool& help) {
             flags.log_format = value;
         } else if (name == "pprof-addr") {
             flags.pprof_addr = value;
+        } else if (name == "join") {
+            flags.join = value;
+        } else if (name == "meta-endpoints") {
+            flags.meta_endpoints.clear();
+            for (size_t start = 0; start <= value.size();) {
+                size_t comma = value.find(',', start);
+                if (comma == std::string::npos) comma = value.size();
+                if (comma > start)
+                    flags.meta_endpoints.push_back(value.substr(start, comma - start));
+                start = comma + 1;
+            }
+        } else if (name == "cluster-name") {
+            flags.cluster_name = value;
+        } else if (name == "etcd-client-port") {
+            NARAD_RETURN_IF_ERROR(integer(flags.etcd_client_port));
+        } else if (name == "etcd-peer-port") {
+            NARAD_RETURN_IF_ERROR(integer(flags.etcd_peer_port));
         } else {
             return Status(Errc::invalid_argument, "flag provided but not defined: -" + name);
         }

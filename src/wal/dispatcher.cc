@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
 
@@ -20,6 +21,7 @@ struct DispatcherMetrics {
     metrics::Histogram& commit_seconds;
     metrics::Counter& retries;
     metrics::Counter& dropped;
+    metrics::Counter& rerouted;
 
     static DispatcherMetrics& get() {
         auto& registry = metrics::Registry::global();
@@ -40,6 +42,11 @@ struct DispatcherMetrics {
                 .counter("narad_dispatcher_dropped_records_total",
                          "Ingress records dropped because their topic, partition or incarnation "
                          "no longer exists.")
+                .get(),
+            registry
+                .counter("narad_dispatcher_rerouted_records_total",
+                         "Ingress records re-appended for a live sibling partition because "
+                         "their partition's owner is dead.")
                 .get(),
         };
         return m;
@@ -89,8 +96,12 @@ class Dispatcher::Impl {
 
     void enqueue(std::vector<std::shared_ptr<const IngressRecord>> records);
     void work();
-    void promote_due_retries(MonoTime now);                                 // REQUIRES(mutex_)
-    void finish_batch(PartitionIt it, const Status& status, size_t count);  // REQUIRES(mutex_)
+    void promote_due_retries(MonoTime now);  // REQUIRES(mutex_)
+    // REQUIRES(mutex_)
+    void finish_batch(PartitionIt it, const Status& status, size_t count, bool rerouted);
+    // Appends the batch to the WAL again for `target` and waits until it is durable.
+    Status reappend(const std::vector<std::shared_ptr<const IngressRecord>>& batch,
+                    PartitionId target);
 
     Clock& clock_;
     IngressWal& wal_;
@@ -219,10 +230,20 @@ void Dispatcher::Impl::work() {
                 record->key, record->value, record->timestamp_ms, {wal_.id(), record->sequence}});
         }
         const IngressRecord& front = *batch.front();
-        MonoTime started = clock_.now();
-        Status status = committer_.commit(front.topic, front.incarnation, front.partition, records);
-        metrics_.commit_seconds.observe(
-            std::chrono::duration<double>(clock_.now() - started).count());
+        std::optional<PartitionId> target;
+        if (options_.reroute != nullptr) {
+            target = options_.reroute->reroute(front.topic, front.incarnation, front.partition);
+            if (target == front.partition) target.reset();
+        }
+        Status status;
+        if (target) {
+            status = reappend(batch, *target);
+        } else {
+            MonoTime started = clock_.now();
+            status = committer_.commit(front.topic, front.incarnation, front.partition, records);
+            metrics_.commit_seconds.observe(
+                std::chrono::duration<double>(clock_.now() - started).count());
+        }
         bool settled = status.is_ok() || status.code() == Errc::not_found;
         if (status.code() == Errc::not_found) {
             metrics_.dropped.inc(static_cast<double>(batch.size()));
@@ -238,18 +259,54 @@ void Dispatcher::Impl::work() {
         }
 
         lock.lock();
-        finish_batch(it, status, batch.size());
+        finish_batch(it, status, batch.size(), target.has_value());
     }
 }
 
-void Dispatcher::Impl::finish_batch(PartitionIt it, const Status& status, size_t count) {
+Status Dispatcher::Impl::reappend(const std::vector<std::shared_ptr<const IngressRecord>>& batch,
+                                  PartitionId target) {
+    std::vector<IngressRecord> copies;
+    copies.reserve(batch.size());
+    for (const auto& record : batch) {
+        IngressRecord copy = *record;
+        copy.partition = target;
+        copies.push_back(std::move(copy));
+    }
+    // The WAL always completes an append (durable, refused, or failed at its stop), so this wait
+    // ends; the worker may block, it is not an HTTP thread.
+    std::mutex done_mutex;
+    std::condition_variable done_cv;
+    std::optional<Status> result;
+    wal_.append(std::move(copies), [&](Status status) {
+        std::lock_guard lock(done_mutex);
+        result = std::move(status);
+        done_cv.notify_all();
+    });
+    std::unique_lock lock(done_mutex);
+    done_cv.wait(lock, [&] { return result.has_value(); });
+    if (result->is_ok()) {
+        // A failure injected here is a crash between the durable re-append and marking the
+        // originals: they stay pending and are rerouted again (duplicates, never a loss).
+        NARAD_FAILPOINT_RETURN("dispatcher.after_reappend");
+        metrics_.rerouted.inc(static_cast<double>(batch.size()));
+        NARAD_LOG_WARN(
+            "dispatcher: owner of '{}' partition {} is dead; {} records rerouted to partition {}",
+            batch.front()->topic, batch.front()->partition.value(), batch.size(), target.value());
+    }
+    return *result;
+}
+
+void Dispatcher::Impl::finish_batch(PartitionIt it, const Status& status, size_t count,
+                                    bool rerouted) {
     PartitionQueue& queue = it->second;
     queue.busy = false;
     if (status.is_ok() || status.code() == Errc::not_found) {
         queue.records.erase(queue.records.begin(), queue.records.begin() + count);
         stats_.queued_records -= count;
         metrics_.queued_records.add(-static_cast<double>(count));
-        if (status.is_ok()) {
+        if (status.is_ok() && rerouted) {
+            stats_.rerouted_records += count;
+        } else if (status.is_ok()) {
             stats_.committed_records += count;
         } else {
             stats_.dropped_records += count;

@@ -14,11 +14,18 @@
 // committed. The queues need no bound of their own: they hold records the WAL keeps pending, which
 // its back-pressure bounds.
 //
+// Dead owners: with a ReroutePolicy (options.reroute), before each batch the worker asks where
+// the partition's records should go. If elsewhere (its owner is dead), the batch is appended to the
+// ingress WAL again for the sibling partition (new sequence numbers), and only once that append is
+// durable are the originals marked committed. A crash between the two replays the originals and
+// duplicates them; a record is never lost.
+//
 // Thread-safe; start()/stop() from the owner. The WAL and the committer must outlive the
 // Dispatcher. The committer runs on the dispatcher's worker threads and may block.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -40,11 +47,24 @@ class PartitionCommitter {
                           PartitionId partition, std::span<const storage::Record> records) = 0;
 };
 
+// Decides, before each batch, whether a partition's queued records go to another partition of
+// the same topic instead (wal/owner_liveness.h: a dead owner's records go to a live sibling).
+// Called by the workers concurrently; must be cheap and thread-safe.
+class ReroutePolicy {
+  public:
+    virtual ~ReroutePolicy() = default;
+    // The partition to send the records to instead, or nullopt to commit them where they are.
+    virtual std::optional<PartitionId> reroute(const std::string& topic,
+                                               const std::string& incarnation,
+                                               PartitionId partition) = 0;
+};
+
 struct DispatcherOptions {
     uint32_t threads = 2;
     uint32_t max_batch_records = 4096;
     uint64_t max_batch_bytes = 4ull << 20;
     Millis retry_interval{1000};
+    ReroutePolicy* reroute = nullptr;  // none: records always go to their own partition
 };
 
 struct DispatcherStats {
@@ -52,6 +72,7 @@ struct DispatcherStats {
     uint64_t committed_records = 0;
     uint64_t dropped_records = 0;
     uint64_t commit_failures = 0;
+    uint64_t rerouted_records = 0;  // re-appended for a sibling partition (owner dead)
     uint32_t partitions_waiting_retry = 0;
 };
 

@@ -23,8 +23,9 @@ uint32_t fnv1a32(std::string_view bytes) {
     return hash;
 }
 
-ProduceService::ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal)
-    : clock_(clock), store_(store), wal_(wal) {}
+ProduceService::ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal,
+                               const OwnerLiveness* liveness)
+    : clock_(clock), store_(store), wal_(wal), liveness_(liveness) {}
 
 Result<std::shared_ptr<const meta::CompiledSchema>> ProduceService::schema_for(
     const meta::Topic& topic) {
@@ -39,6 +40,44 @@ Result<std::shared_ptr<const meta::CompiledSchema>> ProduceService::schema_for(
 uint32_t ProduceService::next_round_robin(const std::string& topic, uint32_t partitions) {
     std::lock_guard lock(mutex_);
     return round_robin_[topic]++ % partitions;
+}
+
+Result<uint32_t> ProduceService::choose_partition(const meta::MetaState& state,
+                                                  const meta::Topic& topic,
+                                                  const ProduceMessage& message) {
+    auto dead = [&](uint32_t p) {
+        return liveness_ != nullptr && liveness_->dead_owner(state, topic.name, PartitionId(p));
+    };
+    if (message.partition) {
+        if (*message.partition >= topic.partitions) {
+            return Status(Errc::invalid_argument, "invalid argument: partition out of range");
+        }
+        if (liveness_ != nullptr) {
+            if (auto owner =
+                    liveness_->dead_owner(state, topic.name, PartitionId(*message.partition))) {
+                return Status(Errc::unavailable, "partition " + std::to_string(*message.partition) +
+                                                     " is unavailable: its owner node " +
+                                                     owner->value() + " is down");
+            }
+        }
+        return *message.partition;
+    }
+    if (message.key) {
+        // Narad's dead-owner skip: walk forward from the hash partition.
+        uint32_t home = fnv1a32(*message.key) % topic.partitions;
+        for (uint32_t step = 0; step < topic.partitions; ++step) {
+            uint32_t p = (home + step) % topic.partitions;
+            if (!dead(p)) return p;
+        }
+        return home;
+    }
+    uint32_t first = next_round_robin(topic.name, topic.partitions);
+    if (!dead(first)) return first;
+    for (uint32_t step = 1; step < topic.partitions; ++step) {
+        uint32_t p = next_round_robin(topic.name, topic.partitions);
+        if (!dead(p)) return p;
+    }
+    return first;
 }
 
 // Narad stores a generated key when a message has none: "key-" and a counter in base 36.
@@ -87,18 +126,14 @@ void ProduceService::produce(std::string_view topic_name, std::vector<ProduceMes
                 return refuse(std::move(valid));
             }
         }
-        uint32_t partition;
-        if (message.partition) {
-            if (*message.partition >= topic->partitions) {
-                return refuse(
-                    Status(Errc::invalid_argument, "invalid argument: partition out of range"));
+        auto chosen = choose_partition(*snapshot, *topic, message);
+        if (!chosen.is_ok()) {
+            if (chosen.code() == Errc::unavailable) {
+                rejections().with({topic->name, "owner_down"}).inc();
             }
-            partition = *message.partition;
-        } else if (message.key) {
-            partition = fnv1a32(*message.key) % topic->partitions;
-        } else {
-            partition = next_round_robin(topic->name, topic->partitions);
+            return refuse(chosen.status());
         }
+        uint32_t partition = *chosen;
         IngressRecord record;
         record.topic = topic->name;
         record.incarnation = topic->incarnation.value();

@@ -5,6 +5,12 @@
 // made every message durable, which is when a 202 may be sent. A batch is all or nothing: one bad
 // message refuses the whole batch and nothing is written.
 //
+// With an OwnerLiveness (a cluster), partitions whose owner is dead are avoided as Narad does:
+// a keyed message walks forward from its hash partition to the first partition whose owner is not
+// dead, round-robin skips them, and an explicit partition whose owner is dead is refused with
+// Errc::unavailable (503). If every owner is dead, keyed and round-robin messages keep their
+// partition: the WAL holds them until an owner returns.
+//
 // Thread-safe; never blocks (the WAL completes asynchronously).
 #pragma once
 
@@ -20,6 +26,7 @@
 #include "meta/meta_store.h"
 #include "meta/schema.h"
 #include "wal/ingress_wal.h"
+#include "wal/owner_liveness.h"
 
 namespace narad::wal {
 
@@ -34,7 +41,9 @@ uint32_t fnv1a32(std::string_view bytes);
 
 class ProduceService {
   public:
-    ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal);
+    // `liveness` may be null (single node: no owner is ever dead); it must outlive the service.
+    ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal,
+                   const OwnerLiveness* liveness = nullptr);
 
     // `done` gets ok once durable; not_found, conflict (delay child) or invalid_argument (schema,
     // partition) at once; unavailable when the WAL's backlog is full.
@@ -44,11 +53,15 @@ class ProduceService {
   private:
     Result<std::shared_ptr<const meta::CompiledSchema>> schema_for(const meta::Topic& topic);
     uint32_t next_round_robin(const std::string& topic, uint32_t partitions);
+    // Chooses the partition of one message (see the file comment), or the refusal.
+    Result<uint32_t> choose_partition(const meta::MetaState& state, const meta::Topic& topic,
+                                      const ProduceMessage& message);
     std::string generated_key();
 
     Clock& clock_;
     meta::MetaStore& store_;
     IngressWal& wal_;
+    const OwnerLiveness* liveness_;
     std::mutex mutex_;
     // (topic, schema text) -> compiled schema. GUARDED_BY(mutex_)
     std::map<std::string, std::pair<std::string, std::shared_ptr<const meta::CompiledSchema>>>

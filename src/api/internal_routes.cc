@@ -1,0 +1,167 @@
+// The cluster port's handler and routes (see internal_routes.h).
+#include "api/internal_routes.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "api/message_handlers.h"
+#include "api/owner_routing.h"
+#include "api/respond.h"
+#include "base/log.h"
+#include "wal/commit_codec.h"
+
+namespace narad::api {
+namespace {
+
+std::optional<uint32_t> parse_u32(std::string_view text) {
+    uint32_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+void commit(InternalCommitContext& context, net::HttpRequest request, net::Responder respond) {
+    auto topic = request.query_param("topic");
+    auto incarnation = request.query_param("incarnation");
+    auto partition_text = request.query_param("partition");
+    if (!topic || !incarnation || !partition_text) {
+        return respond(error_response(400, "topic, incarnation and partition are required"));
+    }
+    auto partition = parse_u32(*partition_text);
+    if (!partition) return respond(error_response(400, "invalid partition"));
+    meta::MetaSnapshot snapshot = context.store.snapshot();
+    const meta::Topic* record = snapshot->find_topic(*topic);
+    if (record == nullptr || record->incarnation.value() != *incarnation ||
+        *partition >= record->partitions) {
+        return respond(error_response(404, "topic not found"));
+    }
+    // The owner refuses commits for a partition it does not own (it may have moved away, or the
+    // sender's replica is behind): the sender keeps the records and retries.
+    const meta::Assignment* assignment = snapshot->find_assignment(*topic, PartitionId(*partition));
+    if (assignment == nullptr || assignment->owner != context.node_id) {
+        return respond(error_response(421, "not the partition owner"));
+    }
+    auto body = std::make_shared<std::string>(std::move(request.body));
+    auto records = wal::commit_codec::decode(*body);
+    if (!records.is_ok()) return respond(error_response(records.status()));
+    auto shared_respond = std::make_shared<net::Responder>(std::move(respond));
+    bool queued = context.pool.post(
+        [&context, body, records = std::move(*records), topic = std::string(*topic),
+         incarnation = std::string(*incarnation), partition = *partition, shared_respond] {
+            Status status =
+                context.committer.commit(topic, incarnation, PartitionId(partition), records);
+            if (status.is_ok()) return (*shared_respond)(empty_response(204));
+            if (status.code() == Errc::not_found) {
+                return (*shared_respond)(error_response(404, "topic not found"));
+            }
+            (*shared_respond)(domain_error_response(status, "commit"));
+        });
+    if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
+}
+
+std::string stats_json(uint32_t index, const storage::LogStats& stats) {
+    nlohmann::json item = {
+        {"index", index},
+        {"segments", stats.segments},
+        {"oldest_offset", stats.oldest_offset.value()},
+        {"high_watermark", stats.high_watermark.value()},
+        {"size_bytes", stats.size_bytes},
+        {"oldest_segment_at_ns", stats.oldest_segment_at.time_since_epoch().count()},
+    };
+    return item.dump();
+}
+
+// Stats of the topic's partitions owned here: {"partitions":[{index, segments, ...}]}.
+void partition_stats(ApiContext& context, const std::string& topic, net::Responder respond) {
+    meta::MetaSnapshot snapshot = context.store.snapshot();
+    const meta::Topic* record = snapshot->find_topic(topic);
+    if (record == nullptr) return respond(error_response(404, "topic not found"));
+    uint32_t partitions = record->partitions;
+    auto shared_respond = std::make_shared<net::Responder>(std::move(respond));
+    bool queued = context.blocking.post([&context, snapshot, topic, partitions, shared_respond] {
+        std::string body = "{\"partitions\":[";
+        bool first = true;
+        for (uint32_t p = 0; p < partitions; ++p) {
+            const meta::Assignment* assignment = snapshot->find_assignment(topic, PartitionId(p));
+            if (assignment == nullptr || assignment->owner != context.node_id) continue;
+            storage::LogStats stats;
+            auto log = context.logs.get(topic, PartitionId(p), storage::CreateIfMissing::no);
+            if (log.is_ok()) {
+                stats = (*log)->stats();
+            } else if (log.code() != Errc::not_found) {
+                return (*shared_respond)(error_response(500, "partition stats failed"));
+            }
+            if (!first) body += ',';
+            first = false;
+            body += stats_json(p, stats);
+        }
+        body += "]}\n";
+        (*shared_respond)(json_response(200, std::move(body)));
+    });
+    if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
+}
+
+}  // namespace
+
+bool constant_time_equals(std::string_view a, std::string_view b) {
+    // Walk the longer length so the time does not depend on the contents; a length difference
+    // still makes the result false.
+    size_t length = std::max(a.size(), b.size());
+    unsigned char difference = a.size() == b.size() ? 0 : 1;
+    for (size_t i = 0; i < length; ++i) {
+        unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+        unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+        difference |= static_cast<unsigned char>(x ^ y);
+    }
+    // Keep the compiler from turning the loop into an early-exit compare.
+    volatile unsigned char result = difference;
+    return result == 0;
+}
+
+InternalRouter::InternalRouter(Clock& clock, std::string secret)
+    : router_(clock), secret_(std::move(secret)) {}
+
+void InternalRouter::handle(net::HttpRequest request, net::Responder respond) {
+    if (secret_.empty()) {
+        return respond(error_response(403, "cluster secret not configured"));
+    }
+    auto presented = request.header(kClusterSecretHeader);
+    if (!presented || !constant_time_equals(*presented, secret_)) {
+        return respond(error_response(401, "invalid or missing cluster secret"));
+    }
+    router_.handle(std::move(request), std::move(respond));
+}
+
+void register_internal_commit_route(Router& router, InternalCommitContext& context) {
+    InternalCommitContext* c = &context;
+    router.add("POST", "/internal/v1/commit",
+               [c](net::HttpRequest r, const PathParams&, net::Responder d) {
+                   commit(*c, std::move(r), std::move(d));
+               });
+}
+
+void register_internal_message_routes(Router& router, ApiContext& context) {
+    ApiContext* c = &context;
+    router.add("GET", "/internal/v1/topics/{topic}/consume",
+               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                   handle_consume(*c, std::move(r), p.get("topic"), Scope::local_only,
+                                  std::move(d));
+               });
+    router.add("POST", "/internal/v1/topics/{topic}/ack",
+               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                   handle_ack(*c, std::move(r), p.get("topic"), Scope::local_only, std::move(d));
+               });
+    router.add("POST", "/internal/v1/topics/{topic}/ack/batch",
+               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                   handle_ack_batch(*c, std::move(r), p.get("topic"), Scope::local_only,
+                                    std::move(d));
+               });
+    router.add("GET", "/internal/v1/topics/{topic}/stats",
+               [c](net::HttpRequest, const PathParams& p, net::Responder d) {
+                   partition_stats(*c, p.get("topic"), std::move(d));
+               });
+}
+
+}  // namespace narad::api

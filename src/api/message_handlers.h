@@ -1,0 +1,24 @@
+// The consume and ack handlers shared by the public port (which routes to owners) and the cluster
+// port (which serves only partitions owned here and never forwards: Narad's local_only). Called on
+// server threads; they never block (forwarding runs on the routing pool).
+#pragma once
+
+#include <string>
+
+#include "api/api.h"
+
+namespace narad::api {
+
+enum class Scope {
+    public_port,  // route to the owner when the partition lives elsewhere
+    local_only,   // this node's partitions only: another's is 421, nothing is forwarded
+};
+
+void handle_consume(ApiContext& context, net::HttpRequest request, const std::string& topic,
+                    Scope scope, net::Responder respond);
+void handle_ack(ApiContext& context, net::HttpRequest request, const std::string& topic,
+                Scope scope, net::Responder respond);
+void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::string& topic,
+                      Scope scope, net::Responder respond);
+
+}  // namespace narad::api

@@ -1,0 +1,55 @@
+#include "api/owner_routing.h"
+
+#include "api/respond.h"
+#include "base/log.h"
+
+namespace narad::api {
+
+PartitionOwner locate(const ApiContext& context, const meta::MetaState& state,
+                      std::string_view topic, PartitionId partition) {
+    // A metastore without members is a single node's: everything is local there.
+    if (context.peers == nullptr || state.members.empty()) return {};
+    const meta::Assignment* assignment = state.find_assignment(topic, partition);
+    if (assignment == nullptr || assignment->owner == context.node_id) return {};
+    if (context.liveness != nullptr && context.liveness->dead_owner(state, topic, partition)) {
+        return {Placement::dead, assignment->owner};
+    }
+    return {Placement::remote, assignment->owner};
+}
+
+net::HttpResponse owner_down_response(PartitionId partition, const NodeId& owner) {
+    return error_response(503, "partition " + std::to_string(partition.value()) +
+                                   " is unavailable: its owner node " + owner.value() + " is down");
+}
+
+std::string internal_topic_target(std::string_view topic, std::string_view suffix) {
+    return "/internal/v1/topics/" + net::url_encode(topic) + std::string(suffix);
+}
+
+void run_routed(ApiContext& context, net::Responder respond,
+                std::function<net::HttpResponse()> work) {
+    ThreadPool& pool = context.routing != nullptr ? *context.routing : context.blocking;
+    auto shared_respond = std::make_shared<net::Responder>(std::move(respond));
+    bool queued =
+        pool.post([shared_respond, work = std::move(work)] { (*shared_respond)(work()); });
+    if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
+}
+
+net::HttpResponse forward_to_owner(ApiContext& context, const NodeId& owner,
+                                   std::string_view method, const std::string& target,
+                                   std::string_view body, Millis timeout) {
+    auto reply = context.peers->call(owner, method, target, body, "application/json", timeout);
+    if (!reply.is_ok()) {
+        NARAD_LOG_WARN("forwarding {} {} to node {} failed: {}", method, target, owner.value(),
+                       reply.status().to_string());
+        return error_response(
+            503, "owner node " + owner.value() + " is unreachable: " + reply.status().message());
+    }
+    net::HttpResponse response;
+    response.status = reply->status;
+    response.content_type = reply->content_type;
+    response.body = std::move(reply->body);
+    return response;
+}
+
+}  // namespace narad::api

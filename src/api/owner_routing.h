@@ -1,0 +1,43 @@
+// Routing of public calls to partition owners (a cluster): where a partition lives as seen from
+// this node (here, on a live peer, or on a dead one), and the blocking calls that carry a consume,
+// replay or ack to the owner's cluster port (api/internal_routes.h) and relay its answer. With no
+// PeerClient in the ApiContext (a single node) every partition is local.
+//
+// The forwarding functions block on the network: they run on the ApiContext's routing pool, never
+// on HTTP threads. Thread-safe.
+#pragma once
+
+#include <string>
+
+#include "api/api.h"
+
+namespace narad::api {
+
+enum class Placement { local, remote, dead };
+
+struct PartitionOwner {
+    Placement placement = Placement::local;
+    NodeId node;
+};
+
+PartitionOwner locate(const ApiContext& context, const meta::MetaState& state,
+                      std::string_view topic, PartitionId partition);
+
+// 503 for a partition whose owner is dead.
+net::HttpResponse owner_down_response(PartitionId partition, const NodeId& owner);
+
+// "/internal/v1/topics/<topic><suffix>"
+std::string internal_topic_target(std::string_view topic, std::string_view suffix);
+
+// Runs `work` on the routing pool (the blocking pool if none) and answers with its response;
+// 503 if the pool is saturated.
+void run_routed(ApiContext& context, net::Responder respond,
+                std::function<net::HttpResponse()> work);
+
+// One call to `owner` and its answer relayed as is; an unreachable owner or a lost reply is 503
+// naming the node. Blocks.
+net::HttpResponse forward_to_owner(ApiContext& context, const NodeId& owner,
+                                   std::string_view method, const std::string& target,
+                                   std::string_view body, Millis timeout);
+
+}  // namespace narad::api

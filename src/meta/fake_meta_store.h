@@ -1,0 +1,132 @@
+// FakeMetaStore: an in-memory MetaStore for unit tests of modules that read the cluster's state
+// (routing, dispatcher, controller). Writes behave like LocalMetaStore's (no persistence); a test
+// publishes any snapshot it likes with set_state() — members, liveness, down_since, assignments
+// owned by other nodes — and watchers are told as for a real write. Header-only test helper: it is
+// not part of the meta library. Thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "meta/meta_store.h"
+
+namespace narad::meta {
+
+class FakeMetaStore final : public MetaStore {
+  public:
+    FakeMetaStore() : snapshot_(std::make_shared<const MetaState>()) {}
+
+    MetaSnapshot snapshot() const override {
+        std::lock_guard lock(mutex_);
+        return snapshot_;
+    }
+
+    // Publishes `state` as the next snapshot (its revision is bumped past the current one).
+    void set_state(MetaState state) {
+        std::lock_guard write(write_mutex_);
+        state.revision = snapshot()->revision + 1;
+        publish(std::make_shared<const MetaState>(std::move(state)));
+    }
+    // Edits a copy of the current state and publishes it.
+    template <typename Fn>
+    void update(Fn&& edit) {
+        MetaState next = *snapshot();
+        edit(next);
+        set_state(std::move(next));
+    }
+
+    Result<Topic> create_topic(Topic topic, std::vector<NodeId> owners) override {
+        std::lock_guard write(write_mutex_);
+        MetaSnapshot current = snapshot();
+        if (current->find_topic(topic.name) != nullptr) {
+            return Status(Errc::already_exists, "topic '" + topic.name + "' already exists");
+        }
+        if (owners.size() != topic.partitions) {
+            return Status(Errc::invalid_argument, "one owner per partition");
+        }
+        auto next = std::make_shared<MetaState>(*current);
+        for (uint32_t p = 0; p < topic.partitions; ++p) {
+            next->assignments[PartitionKey{topic.name, PartitionId(p)}] =
+                Assignment{std::move(owners[p]), {}};
+        }
+        next->topics[topic.name] = topic;
+        bump(*next, *current);
+        publish(std::move(next));
+        return topic;
+    }
+
+    Result<Topic> update_topic(Topic topic, std::vector<NodeId> added_owners) override {
+        std::lock_guard write(write_mutex_);
+        MetaSnapshot current = snapshot();
+        const Topic* existing = current->find_topic(topic.name);
+        if (existing == nullptr || existing->incarnation != topic.incarnation) {
+            return Status(Errc::not_found, "topic '" + topic.name + "' not found");
+        }
+        if (topic.partitions < existing->partitions ||
+            added_owners.size() != topic.partitions - existing->partitions) {
+            return Status(Errc::invalid_argument, "one owner per new partition");
+        }
+        auto next = std::make_shared<MetaState>(*current);
+        for (uint32_t p = existing->partitions; p < topic.partitions; ++p) {
+            next->assignments[PartitionKey{topic.name, PartitionId(p)}] =
+                Assignment{std::move(added_owners[p - existing->partitions]), {}};
+        }
+        next->topics[topic.name] = topic;
+        bump(*next, *current);
+        publish(std::move(next));
+        return topic;
+    }
+
+    Status delete_topic(std::string_view name) override {
+        std::lock_guard write(write_mutex_);
+        MetaSnapshot current = snapshot();
+        if (current->find_topic(name) == nullptr) {
+            return Status(Errc::not_found, "topic '" + std::string(name) + "' not found");
+        }
+        auto next = std::make_shared<MetaState>(*current);
+        next->topics.erase(next->topics.find(name));
+        std::erase_if(next->assignments,
+                      [&](const auto& entry) { return entry.first.topic == name; });
+        bump(*next, *current);
+        publish(std::move(next));
+        return Status::ok();
+    }
+
+    uint64_t watch(std::function<void(const MetaSnapshot&)> watcher) override {
+        std::lock_guard write(write_mutex_);
+        uint64_t id = next_watch_id_++;
+        watchers_[id] = std::move(watcher);
+        return id;
+    }
+    void unwatch(uint64_t id) override {
+        std::lock_guard write(write_mutex_);
+        watchers_.erase(id);
+    }
+
+  private:
+    static void bump(MetaState& next, const MetaState& current) {
+        next.revision = current.revision + 1;
+        next.topics_version = current.topics_version + 1;
+        next.assignments_version = current.assignments_version + 1;
+    }
+    // Caller holds write_mutex_ (so watchers see snapshots in order).
+    void publish(MetaSnapshot next) {
+        {
+            std::lock_guard lock(mutex_);
+            snapshot_ = next;
+        }
+        for (auto& [id, watcher] : watchers_) watcher(next);
+    }
+
+    std::mutex write_mutex_;  // serializes writers and watcher calls
+    mutable std::mutex mutex_;
+    MetaSnapshot snapshot_;  // GUARDED_BY(mutex_)
+    std::map<uint64_t, std::function<void(const MetaSnapshot&)>>
+        watchers_;                // GUARDED_BY(write_mutex_)
+    uint64_t next_watch_id_ = 1;  // GUARDED_BY(write_mutex_)
+};
+
+}  // namespace narad::meta

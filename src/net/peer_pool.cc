@@ -1,0 +1,95 @@
+#include "net/peer_pool.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace narad::net {
+namespace {
+
+// "host:port", "[v6]:port" -> host, port.
+std::optional<std::pair<std::string, uint16_t>> split_address(std::string_view address) {
+    auto colon = address.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+    std::string host(address.substr(0, colon));
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+    }
+    std::string_view port_text = address.substr(colon + 1);
+    uint32_t port = 0;
+    auto [end, error] =
+        std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (error != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
+        port > 65535) {
+        return std::nullopt;
+    }
+    return std::make_pair(host, static_cast<uint16_t>(port));
+}
+
+}  // namespace
+
+PeerPool::PeerPool(Resolver resolver, PeerPoolOptions options)
+    : resolver_(std::move(resolver)), options_(std::move(options)) {}
+
+std::unique_ptr<HttpClient> PeerPool::take(const std::string& address, const std::string& host,
+                                           uint16_t port) {
+    {
+        std::lock_guard lock(mutex_);
+        auto it = idle_.find(address);
+        if (it != idle_.end() && !it->second.empty()) {
+            auto client = std::move(it->second.back());
+            it->second.pop_back();
+            return client;
+        }
+    }
+    ClientOptions client_options;
+    client_options.host = host;
+    client_options.port = port;
+    client_options.response_body_limit_bytes = options_.response_body_limit_bytes;
+    return std::make_unique<HttpClient>(client_options);
+}
+
+void PeerPool::give_back(const std::string& address, std::unique_ptr<HttpClient> client) {
+    std::lock_guard lock(mutex_);
+    auto& free = idle_[address];
+    if (free.size() < options_.idle_clients_per_peer) free.push_back(std::move(client));
+}
+
+size_t PeerPool::idle_clients(const std::string& address) const {
+    std::lock_guard lock(mutex_);
+    auto it = idle_.find(address);
+    return it == idle_.end() ? 0 : it->second.size();
+}
+
+Result<PeerReply> PeerPool::call(const NodeId& node, std::string_view method,
+                                 std::string_view target, std::string_view body,
+                                 std::string_view content_type, Millis timeout) {
+    std::optional<std::string> address = resolver_(node);
+    if (!address) {
+        return Status(Errc::not_found, "node " + node.value() + " is not a known cluster member");
+    }
+    auto split = split_address(*address);
+    if (!split) {
+        return Status(Errc::peer_error, "node " + node.value() +
+                                            " has no valid cluster address (\"" + *address + "\")");
+    }
+    std::unique_ptr<HttpClient> client = take(*address, split->first, split->second);
+    timeout = std::max(timeout, Millis(1));
+    client->set_timeouts(std::min(timeout, options_.connect_timeout_max), timeout);
+    Headers headers{{std::string(kClusterSecretHeader), options_.secret}};
+    auto response = client->request(method, target, body, content_type, headers);
+    if (!response.is_ok()) {
+        std::string where = "node " + node.value() + " (" + *address + "): ";
+        if (!client->last_request_maybe_delivered()) {
+            return Status(Errc::peer_error, where + response.status().message());
+        }
+        return Status(Errc::unknown_outcome, where + response.status().message());
+    }
+    PeerReply reply;
+    reply.status = response->status;
+    reply.body = std::move(response->body);
+    reply.content_type = std::move(response->content_type);
+    give_back(*address, std::move(client));
+    return reply;
+}
+
+}  // namespace narad::net

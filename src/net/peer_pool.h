@@ -1,0 +1,64 @@
+// PeerPool: the real PeerClient. It resolves a node id to that node's cluster host:port through
+// an injected resolver (node/ wires the metastore's member list), keeps up to
+// `idle_clients_per_peer` keep-alive HttpClients per address in a free list, and sends every call
+// with the cluster secret in `x-narad-cluster-secret`.
+//
+// Failure mapping (base/peer_client.h): a node the resolver does not know is Errc::not_found; a
+// call that failed before any byte of the request was sent (resolve or connect refused / timed
+// out) is Errc::peer_error; a call that failed after sending began (reset, lost reply, timeout) is
+// Errc::unknown_outcome, since the peer may have applied it. A client that failed is dropped, not
+// pooled.
+//
+// Thread-safe: a client is taken from the free list under the mutex, used by one thread without
+// it (HttpClient is single-threaded), and put back afterwards.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/peer_client.h"
+#include "net/http_client.h"
+
+namespace narad::net {
+
+inline constexpr std::string_view kClusterSecretHeader = "x-narad-cluster-secret";
+
+struct PeerPoolOptions {
+    std::string secret;  // sent with every call
+    Millis connect_timeout_max{2'000};
+    uint32_t idle_clients_per_peer = 8;
+    uint64_t response_body_limit_bytes = 64ull << 20;
+};
+
+class PeerPool final : public PeerClient {
+  public:
+    // The cluster address ("host:port") of a node, or nullopt when it is not a known member.
+    using Resolver = std::function<std::optional<std::string>(const NodeId&)>;
+
+    PeerPool(Resolver resolver, PeerPoolOptions options);
+
+    Result<PeerReply> call(const NodeId& node, std::string_view method, std::string_view target,
+                           std::string_view body, std::string_view content_type,
+                           Millis timeout) override;
+
+    // Idle pooled clients for an address (tests).
+    size_t idle_clients(const std::string& address) const;
+
+  private:
+    std::unique_ptr<HttpClient> take(const std::string& address, const std::string& host,
+                                     uint16_t port);
+    void give_back(const std::string& address, std::unique_ptr<HttpClient> client);
+
+    Resolver resolver_;
+    PeerPoolOptions options_;
+    mutable std::mutex mutex_;
+    // address -> idle clients. GUARDED_BY(mutex_)
+    std::map<std::string, std::vector<std::unique_ptr<HttpClient>>> idle_;
+};
+
+}  // namespace narad::net

@@ -1,0 +1,166 @@
+#include "net/peer_pool.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "net/http_server.h"
+#include "net/test_support.h"
+
+namespace narad::net {
+namespace {
+
+using testing::FunctionHandler;
+using testing::text_response;
+
+// A port with no listener: bound (so nothing else takes it during the test) but never listening,
+// so a connect is refused.
+class ClosedPort {
+  public:
+    ClosedPort() {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        address.sin_port = 0;
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+        socklen_t length = sizeof(address);
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+        port_ = ntohs(address.sin_port);
+    }
+    ~ClosedPort() { ::close(fd_); }
+    uint16_t port() const { return port_; }
+
+  private:
+    int fd_ = -1;
+    uint16_t port_ = 0;
+};
+
+class PeerPoolTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ServerOptions options;
+        options.address = "127.0.0.1";
+        options.port = 0;
+        options.shutdown_grace = Millis(100);
+        server_ = std::make_unique<HttpServer>(options, handler_);
+        ASSERT_TRUE(server_->start().is_ok());
+        address_ = "127.0.0.1:" + std::to_string(server_->port());
+    }
+    void TearDown() override {
+        server_->stop();
+        std::lock_guard lock(mutex_);
+        parked_.clear();
+    }
+
+    PeerPool pool(std::string secret = "s3cret") {
+        PeerPoolOptions options;
+        options.secret = std::move(secret);
+        options.idle_clients_per_peer = 2;
+        return PeerPool(
+            [this](const NodeId& node) -> std::optional<std::string> {
+                if (node.value() == "b") return address_;
+                if (node.value() == "dead") return "127.0.0.1:" + std::to_string(closed_.port());
+                return std::nullopt;
+            },
+            options);
+    }
+
+    std::mutex mutex_;
+    std::vector<std::string> secrets_;  // GUARDED_BY(mutex_)
+    std::vector<Responder> parked_;     // GUARDED_BY(mutex_) requests never answered
+    bool park_ = false;                 // GUARDED_BY(mutex_)
+    FunctionHandler handler_{[this](HttpRequest request, Responder respond) {
+        std::lock_guard lock(mutex_);
+        secrets_.emplace_back(request.header(kClusterSecretHeader).value_or("<none>"));
+        if (park_) {
+            parked_.push_back(std::move(respond));
+            return;
+        }
+        respond(text_response(201, request.method + " " + request.target + " " + request.body));
+    }};
+    ClosedPort closed_;
+    std::unique_ptr<HttpServer> server_;
+    std::string address_;
+};
+
+// Rule: a call reaches the resolved node with the cluster secret header, any HTTP status is a
+// successful reply, and the keep-alive client goes back to the pool for the next call.
+TEST_F(PeerPoolTest, CallCarriesSecretAndReusesPooledClient) {
+    PeerPool peers = pool();
+    for (int i = 0; i < 3; ++i) {
+        auto reply = peers.call(NodeId("b"), "POST", "/internal/v1/x?a=1", "body", "text/plain",
+                                Millis(10'000));
+        ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+        EXPECT_EQ(reply->status, 201);
+        EXPECT_EQ(reply->body, "POST /internal/v1/x?a=1 body");
+        EXPECT_EQ(peers.idle_clients(address_), 1u);
+    }
+    std::lock_guard lock(mutex_);
+    ASSERT_EQ(secrets_.size(), 3u);
+    for (const auto& secret : secrets_) EXPECT_EQ(secret, "s3cret");
+    EXPECT_EQ(server_->stats().connections_open, 1u);
+}
+
+// Rule: a node the resolver does not know is not_found, and nothing is sent.
+TEST_F(PeerPoolTest, UnknownNodeIsNotFound) {
+    PeerPool peers = pool();
+    auto reply = peers.call(NodeId("nobody"), "GET", "/x", "", "", Millis(1000));
+    ASSERT_FALSE(reply.is_ok());
+    EXPECT_EQ(reply.code(), Errc::not_found);
+    std::lock_guard lock(mutex_);
+    EXPECT_TRUE(secrets_.empty());
+}
+
+// Rule: a refused connection means nothing was delivered: peer_error, never unknown_outcome.
+TEST_F(PeerPoolTest, RefusedConnectionIsPeerError) {
+    PeerPool peers = pool();
+    auto reply = peers.call(NodeId("dead"), "POST", "/internal/v1/commit", "x", "", Millis(2000));
+    ASSERT_FALSE(reply.is_ok());
+    EXPECT_EQ(reply.code(), Errc::peer_error) << reply.status().to_string();
+    EXPECT_NE(reply.status().message().find("dead"), std::string::npos);
+}
+
+// Rule: a request that was sent but never answered within the timeout has an unknown outcome
+// (the peer may have applied it), and its client is not pooled.
+TEST_F(PeerPoolTest, UnansweredRequestIsUnknownOutcome) {
+    PeerPool peers = pool();
+    {
+        std::lock_guard lock(mutex_);
+        park_ = true;
+    }
+    auto reply = peers.call(NodeId("b"), "POST", "/internal/v1/commit", "x", "", Millis(200));
+    ASSERT_FALSE(reply.is_ok());
+    EXPECT_EQ(reply.code(), Errc::unknown_outcome) << reply.status().to_string();
+    EXPECT_EQ(peers.idle_clients(address_), 0u);
+    std::lock_guard lock(mutex_);
+    EXPECT_EQ(parked_.size(), 1u);  // it did arrive
+}
+
+// Rule: concurrent calls from many threads each get their own client and all succeed; the free
+// list never holds more than its cap.
+TEST_F(PeerPoolTest, ConcurrentCallsAllSucceedAndPoolIsCapped) {
+    PeerPool peers = pool();
+    std::atomic<int> ok{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 25; ++i) {
+                auto reply = peers.call(NodeId("b"), "GET", "/y", "", "", Millis(10'000));
+                if (reply.is_ok() && reply->status == 201) ++ok;
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(ok.load(), 100);
+    EXPECT_LE(peers.idle_clients(address_), 2u);
+    EXPECT_GE(peers.idle_clients(address_), 1u);
+}
+
+}  // namespace
+}  // namespace narad::net

@@ -1,0 +1,190 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "base/failpoint.h"
+#include "io/fault_injection_fs.h"
+#include "meta/fake_meta_store.h"
+#include "wal/dispatcher.h"
+#include "wal/owner_liveness.h"
+#include "wal/wal_test_util.h"
+
+namespace narad::wal {
+namespace {
+
+using testing::append_and_wait;
+using testing::FakeCommitter;
+using testing::make_record;
+
+// Reroutes one partition to another while `active`.
+class FakeReroute final : public ReroutePolicy {
+  public:
+    FakeReroute(uint32_t from, uint32_t to) : from_(from), to_(to) {}
+    std::optional<PartitionId> reroute(const std::string&, const std::string&,
+                                       PartitionId partition) override {
+        if (active && partition.value() == from_) return PartitionId(to_);
+        return std::nullopt;
+    }
+    std::atomic<bool> active{true};
+
+  private:
+    uint32_t from_;
+    uint32_t to_;
+};
+
+class DispatcherRerouteTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        auto wal = IngressWal::open(fs_, clock_, dir_.file("ingress"), {});
+        ASSERT_TRUE(wal.is_ok()) << wal.status().to_string();
+        wal_ = std::move(wal).value();
+        wal_->start();
+    }
+    void TearDown() override { failpoint::clear_all(); }
+
+    DispatcherOptions options(ReroutePolicy* policy) {
+        DispatcherOptions options;
+        options.threads = 2;
+        options.reroute = policy;
+        return options;
+    }
+    void append(uint32_t partition, const std::string& value) {
+        ASSERT_TRUE(append_and_wait(*wal_, {make_record("t", partition, value)}).is_ok());
+    }
+
+    testing::TempDir dir_;
+    io::FaultInjectionFileSystem fs_;
+    FakeClock clock_;
+    std::unique_ptr<IngressWal> wal_;
+    FakeCommitter committer_;
+};
+
+// Rule: a rerouted partition's records are never committed to it; they are re-appended for the
+// sibling (new sequence numbers) and committed there, in order, and the WAL ends with nothing
+// pending.
+TEST_F(DispatcherRerouteTest, DeadPartitionRecordsAreCommittedToSibling) {
+    FakeReroute policy(0, 1);
+    Dispatcher dispatcher(clock_, *wal_, committer_, options(&policy));
+    for (int i = 0; i < 5; ++i) append(0, "v" + std::to_string(i));
+    append(2, "other");
+    dispatcher.start();
+    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 6; }));
+    EXPECT_EQ(committer_.attempts({"t", 0}), 0u);
+    EXPECT_EQ(committer_.values({"t", 1}),
+              (std::vector<std::string>{"v0", "v1", "v2", "v3", "v4"}));
+    EXPECT_EQ(committer_.values({"t", 2}), (std::vector<std::string>{"other"}));
+    dispatcher.stop();
+    EXPECT_EQ(wal_->stats().pending_records, 0u);
+    EXPECT_EQ(dispatcher.stats().rerouted_records, 5u);
+    EXPECT_EQ(dispatcher.stats().committed_records, 6u);
+}
+
+// Rule: the originals are marked committed only after the re-append is durable; a crash between
+// the two (injected at the failpoint) leaves the originals pending beside their durable copies, so
+// they are rerouted again: duplicates, never a loss.
+TEST_F(DispatcherRerouteTest, CrashBetweenReappendAndMarkDuplicatesNeverLoses) {
+    FakeReroute policy(0, 1);
+    std::atomic<uint64_t> pending_at_failpoint{0};
+    std::atomic<int> hits{0};
+    failpoint::set_hook("dispatcher.after_reappend", [&]() -> Status {
+        if (++hits > 1) return Status::ok();
+        pending_at_failpoint = wal_->stats().pending_records;
+        return Status(Errc::io_error, "injected crash");
+    });
+    DispatcherOptions opts = options(&policy);
+    opts.threads = 1;
+    opts.max_batch_records = 3;
+    Dispatcher dispatcher(clock_, *wal_, committer_, opts);
+    for (int i = 0; i < 3; ++i) append(0, "v" + std::to_string(i));
+    dispatcher.start();
+    // The first re-append is durable; its copies are committed to partition 1 while the
+    // originals wait for their retry.
+    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 3; }));
+    EXPECT_EQ(pending_at_failpoint.load(), 6u);  // originals + durable copies
+    clock_.advance(Millis(1000));
+    dispatcher.poke();
+    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 6; }));
+    auto values = committer_.all_values();
+    EXPECT_EQ(values["v0"], 2);
+    EXPECT_EQ(values["v1"], 2);
+    EXPECT_EQ(values["v2"], 2);
+    EXPECT_EQ(committer_.attempts({"t", 0}), 0u);
+    dispatcher.stop();
+    EXPECT_EQ(wal_->stats().pending_records, 0u);
+}
+
+// Rule: when the policy says "stay", records commit to their own partition.
+TEST_F(DispatcherRerouteTest, NoRerouteCommitsInPlace) {
+    FakeReroute policy(0, 1);
+    policy.active = false;
+    Dispatcher dispatcher(clock_, *wal_, committer_, options(&policy));
+    append(0, "a");
+    dispatcher.start();
+    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 1; }));
+    EXPECT_EQ(committer_.values({"t", 0}), (std::vector<std::string>{"a"}));
+    EXPECT_EQ(dispatcher.stats().rerouted_records, 0u);
+}
+
+class DeadOwnerRerouteTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        meta::Topic topic;
+        topic.name = "t";
+        topic.incarnation = IncarnationId("inc-1");
+        topic.partitions = 4;
+        ASSERT_TRUE(store_.create_topic(topic, {NodeId("a"), NodeId("b"), NodeId("c"), NodeId("a")})
+                        .is_ok());
+        store_.update([&](meta::MetaState& state) {
+            state.live = {NodeId("a"), NodeId("b"), NodeId("c")};
+        });
+    }
+    // Marks `node` down since now.
+    void take_down(const std::string& node) {
+        store_.update([&](meta::MetaState& state) {
+            state.live.erase(NodeId(node));
+            state.down_since[NodeId(node)] = clock_.now();
+        });
+    }
+    std::optional<PartitionId> reroute(uint32_t partition, std::string incarnation = "inc-1") {
+        return policy_.reroute("t", incarnation, PartitionId(partition));
+    }
+
+    FakeClock clock_;
+    meta::FakeMetaStore store_;
+    OwnerLiveness liveness_{clock_, Millis(30'000)};
+    DeadOwnerReroute policy_{store_, liveness_};
+};
+
+// Rule: only an owner down for at least dead_after is dead; before that, records stay put.
+TEST_F(DeadOwnerRerouteTest, OwnerDownLessThanDeadAfterIsNotRerouted) {
+    take_down("b");
+    clock_.advance(Millis(29'999));
+    EXPECT_EQ(reroute(1), std::nullopt);
+    clock_.advance(Millis(1));
+    EXPECT_EQ(reroute(1), PartitionId(2));
+}
+
+// Rule: the sibling is the first following partition (wrapping) whose owner is not dead.
+TEST_F(DeadOwnerRerouteTest, SiblingSkipsOtherDeadOwnersAndWraps) {
+    take_down("b");
+    take_down("c");
+    clock_.advance(Millis(30'000));
+    EXPECT_EQ(reroute(1), PartitionId(3));  // 2 is c's, also dead
+    EXPECT_EQ(reroute(2), PartitionId(3));
+    EXPECT_EQ(reroute(0), std::nullopt);  // a is alive
+    take_down("a");
+    clock_.advance(Millis(30'000));
+    EXPECT_EQ(reroute(1), std::nullopt);  // every owner dead: stay and retry
+}
+
+// Rule: records of another incarnation (or a deleted topic) are not rerouted; the committer drops
+// them.
+TEST_F(DeadOwnerRerouteTest, OtherIncarnationIsNotRerouted) {
+    take_down("b");
+    clock_.advance(Millis(30'000));
+    EXPECT_EQ(reroute(1, "inc-0"), std::nullopt);
+    EXPECT_EQ(policy_.reroute("gone", "inc-1", PartitionId(1)), std::nullopt);
+}
+
+}  // namespace
+}  // namespace narad::wal
