@@ -9,7 +9,7 @@ ASAN_DIR ?= build/asan
 BENCH_DIR ?= build/bench
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-build unit cluster chaos bench bench-single asan format clean
+.PHONY: all deps build run cluster test test-build unit cluster-test chaos bench bench-single bench-cluster asan format clean
 
 all: build
 
@@ -26,6 +26,11 @@ build: deps
 run: build
 	@$(RELEASE_DIR)/narad server start --dev
 
+# A local 3-node cluster on 127.0.0.1 (APIs on 7950, 7960, 7970; data and logs in ./dev-cluster),
+# in the foreground until Ctrl-C (docs/cluster.md).
+cluster: build
+	@$(RELEASE_DIR)/narad dev-cluster --nodes 3
+
 # Test build: optimized with debug info and failpoints compiled in.
 test-build: deps
 	@cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNARAD_FAILPOINTS=ON \
@@ -39,7 +44,8 @@ test: test-build
 unit: test-build
 	@cd $(TEST_DIR) && ctest -L unit --output-on-failure -j $(JOBS)
 
-cluster: test-build
+# The multi-process tests only (`make cluster` runs a local cluster instead).
+cluster-test: test-build
 	@cd $(TEST_DIR) && ctest -L cluster --output-on-failure -j $(JOBS)
 
 # Long crash-and-recover runs, not part of `make test`.
@@ -59,6 +65,10 @@ bench: deps
 # Single-node Narad workloads through `narad bench` (bench/run.sh).
 bench-single: build
 	@./bench/run.sh $(RELEASE_DIR)
+
+# The same workloads against a local 3-node cluster, every node taking a share of the connections.
+bench-cluster: build
+	@./bench/run.sh $(RELEASE_DIR) 3
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

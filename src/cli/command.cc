@@ -267,6 +267,7 @@ int run_cli(std::vector<std::string> args, CommandEnv& env) {
     register_bench_command(tree);
     register_ctx_commands(tree);
     register_server_commands(tree);
+    register_dev_cluster_command(tree);
     register_misc_commands(tree);
     register_usages(tree);
     return tree.run(std::move(args));

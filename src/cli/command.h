@@ -132,8 +132,9 @@ void register_sub_commands(CommandTree& tree);  // sub, replay
 void register_server_commands(CommandTree& tree);
 void register_admin_commands(CommandTree& tree);  // user, cluster
 void register_bench_command(CommandTree& tree);
-void register_misc_commands(CommandTree& tree);  // version, completion, help, serve (listing)
-void register_usages(CommandTree& tree);         // the usage line of every command
+void register_dev_cluster_command(CommandTree& tree);  // dev_cluster_cmd.cc
+void register_misc_commands(CommandTree& tree);        // version, completion, help, serve (listing)
+void register_usages(CommandTree& tree);               // the usage line of every command
 
 // Builds the whole tree and runs it. The entry point of every `narad` command but `serve`.
 int run_cli(std::vector<std::string> args, CommandEnv& env);

@@ -20,6 +20,7 @@ namespace narad::cluster {
 
 struct MembershipOptions {
     int64_t lease_ttl_seconds = 10;
+    // Keep it well under the TTL (a third), so one lost keep-alive does not let the lease lapse.
     Millis keep_alive_interval{3'000};
 };
 

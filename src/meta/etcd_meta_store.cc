@@ -308,8 +308,9 @@ Result<TxnResult> EtcdMetaStore::fenced_txn(std::vector<Compare> compare,
         bool fence_holds = !fence_read.kvs.empty() &&
                            fence_read.kvs.front().create_revision == held->create_revision;
         if (!fence_holds) {
-            return Status(Errc::conflict,
-                          "this node is no longer the controller; the write was refused");
+            return Status(Errc::unavailable,
+                          "control plane temporarily unavailable: this node is no longer the "
+                          "controller; retry");
         }
     }
     return result;

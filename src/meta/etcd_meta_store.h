@@ -7,7 +7,8 @@
 //
 // Writes are etcd txns that compare what they read (create: the topic key is absent; update and
 // delete: its mod_revision), and, when a fence is set (the controller's election key), that the
-// fence key still has the same create_revision: a deposed controller changes nothing. A write
+// fence key still has the same create_revision: a deposed controller changes nothing (its write
+// fails with Errc::unavailable, which a client may retry against the new controller). A write
 // returns once the local replica reflects it, so a caller reads its own writes. A lost reply is
 // resolved by reading where the record says whether the write took; otherwise it is reported as
 // Errc::unknown_outcome.

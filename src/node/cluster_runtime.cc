@@ -155,9 +155,12 @@ class ClusterRuntime::Impl {
             self.joined_at = known->joined_at;
             self.draining = known->draining;
         }
-        membership_ = std::make_unique<cluster::Membership>(
-            *store_, self,
-            cluster::MembershipOptions{.lease_ttl_seconds = options_.lease_ttl_seconds});
+        // Three keep-alives per TTL, so one lost keep-alive never lets the lease lapse.
+        cluster::MembershipOptions membership_options;
+        membership_options.lease_ttl_seconds = options_.lease_ttl_seconds;
+        membership_options.keep_alive_interval =
+            std::max(Millis(100), Millis(options_.lease_ttl_seconds * 1000 / 3));
+        membership_ = std::make_unique<cluster::Membership>(*store_, self, membership_options);
         NARAD_RETURN_IF_ERROR(membership_->start());
         controller_ = std::make_unique<cluster::Controller>(*store_, *membership_, clock_,
                                                             options_.node_id, options_.controller);

@@ -11,24 +11,36 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <set>
 #include <thread>
+
+#include "base/assert.h"
 
 extern char** environ;
 
 namespace narad::testing {
 
+using nlohmann::json;
+
 uint16_t free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    socklen_t length = sizeof address;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
+    // Ports handed out by this process are never handed out again, so two nodes of one test
+    // cannot be given the same port between its release and the node binding it.
+    static std::set<uint16_t> given;
+    while (true) {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        address.sin_port = 0;
+        ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+        socklen_t length = sizeof address;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+        ::close(fd);
+        uint16_t port = ntohs(address.sin_port);
+        if (given.insert(port).second) return port;
+    }
 }
 
 TempDir::TempDir() {
@@ -37,6 +49,12 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+    // NARAD_TEST_KEEP=1 keeps data and logs for a post-mortem.
+    const char* keep = std::getenv("NARAD_TEST_KEEP");
+    if (keep != nullptr && std::string_view(keep) == "1") {
+        std::fprintf(stderr, "kept %s\n", path_.c_str());
+        return;
+    }
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
     std::filesystem::remove(path_ + ".log", ignored);
@@ -45,21 +63,43 @@ TempDir::~TempDir() {
 NodeProcess::NodeProcess(std::string data_directory, NodeOptions options)
     : data_directory_(std::move(data_directory)),
       options_(std::move(options)),
-      port_(free_port()) {}
+      port_(free_port()),
+      cluster_port_(free_port()),
+      etcd_client_port_(free_port()),
+      etcd_peer_port_(free_port()) {}
 
 NodeProcess::~NodeProcess() {
     if (pid_ > 0) kill();
 }
 
-void NodeProcess::start() {
-    ASSERT_LE(pid_, 0) << "node already running";
-    std::vector<std::string> args = {NARAD_BINARY,     "serve",
-                                     "--addr",         "127.0.0.1:" + std::to_string(port_),
-                                     "--cluster-port", std::to_string(free_port()),
-                                     "--data-dir",     data_directory_,
-                                     "--node-id",      options_.node_id,
-                                     "--log-format",   "text"};
+std::vector<std::string> NodeProcess::serve_args() const {
+    std::vector<std::string> args = {"serve",
+                                     "--addr",
+                                     api_address(),
+                                     "--cluster-port",
+                                     std::to_string(cluster_port_),
+                                     "--etcd-client-port",
+                                     std::to_string(etcd_client_port_),
+                                     "--etcd-peer-port",
+                                     std::to_string(etcd_peer_port_),
+                                     "--data-dir",
+                                     data_directory_,
+                                     "--node-id",
+                                     options_.node_id,
+                                     "--log-format",
+                                     "text"};
+    if (!options_.join.empty() && !was_ready_) {
+        args.push_back("--join");
+        args.push_back(options_.join);
+    }
     args.insert(args.end(), options_.args.begin(), options_.args.end());
+    return args;
+}
+
+void NodeProcess::spawn() {
+    ASSERT_LE(pid_, 0) << "node " << options_.node_id << " already running";
+    std::vector<std::string> args = serve_args();
+    args.insert(args.begin(), NARAD_BINARY);
     std::map<std::string, std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
         std::string entry(*e);
@@ -69,6 +109,7 @@ void NodeProcess::start() {
         }
     }
     env["NARAD_SECURITY_ENABLED"] = "false";
+    env["NARAD_CLUSTER_SECRET"] = kTestClusterSecret;
     for (const auto& [key, value] : options_.env) env[key] = value;
     std::vector<std::string> env_strings;
     for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
@@ -87,25 +128,41 @@ void NodeProcess::start() {
     posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     int rc = posix_spawn(&pid_, NARAD_BINARY, &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
+    paused_ = false;
     ASSERT_EQ(rc, 0) << "cannot start " << NARAD_BINARY;
+}
 
-    bool ready = eventually(
-        [&] {
-            if (!running()) return true;  // exited: fail below
-            net::HttpClient probe = client(std::chrono::milliseconds(500));
-            auto response = probe.get("/readyz");
-            return response.is_ok() && response->status == 200;
-        },
-        std::chrono::seconds(60), std::chrono::milliseconds(25));
-    ASSERT_TRUE(ready && running()) << "node did not become ready; see " << log;
+bool NodeProcess::ready() const {
+    net::HttpClient probe = client(std::chrono::milliseconds(500));
+    auto response = probe.get("/readyz");
+    return response.is_ok() && response->status == 200;
+}
+
+bool NodeProcess::wait_ready(std::chrono::milliseconds timeout) {
+    bool done =
+        eventually([&] { return !running() || ready(); }, timeout, std::chrono::milliseconds(25));
+    if (done && running()) {
+        was_ready_ = true;
+        return true;
+    }
+    return false;
+}
+
+void NodeProcess::start() {
+    spawn();
+    if (::testing::Test::HasFatalFailure()) return;
+    ASSERT_TRUE(wait_ready(options_.ready_timeout))
+        << "node " << options_.node_id << " did not become ready; see " << log_path();
 }
 
 int NodeProcess::stop() {
     if (pid_ <= 0) return -1;
+    ::kill(pid_, SIGCONT);
     ::kill(pid_, SIGTERM);
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
+    paused_ = false;
     return status;
 }
 
@@ -116,10 +173,25 @@ void NodeProcess::kill() {
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
+    paused_ = false;
 }
 
-void NodeProcess::pause() { ::kill(pid_, SIGSTOP); }
-void NodeProcess::resume() { ::kill(pid_, SIGCONT); }
+void NodeProcess::restart() {
+    if (running()) stop();
+    start();
+}
+
+void NodeProcess::pause() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGSTOP);
+    paused_ = true;
+}
+
+void NodeProcess::resume() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGCONT);
+    paused_ = false;
+}
 
 bool NodeProcess::running() {
     if (pid_ <= 0) return false;
@@ -127,6 +199,7 @@ bool NodeProcess::running() {
     pid_t done = ::waitpid(pid_, &status, WNOHANG);
     if (done == pid_) {
         pid_ = -1;
+        paused_ = false;
         return false;
     }
     return true;
@@ -161,6 +234,196 @@ void create_topic(net::HttpClient& client, const std::string& name, int partitio
                                                   std::to_string(partitions) + "}");
     ASSERT_TRUE(response.is_ok()) << response.status().to_string();
     ASSERT_EQ(response->status, 201) << response->body;
+}
+
+std::optional<json> get_json(net::HttpClient& client, std::string_view target) {
+    auto response = client.get(target);
+    if (!response.is_ok() || response->status != 200) return std::nullopt;
+    json body = json::parse(response->body, nullptr, false);
+    if (body.is_discarded()) return std::nullopt;
+    return body;
+}
+
+std::map<std::string, std::string> fast_failover_env() {
+    // NARAD_TEST_LEASE_TTL, NARAD_TEST_DEAD_AFTER and NARAD_TEST_CONTROLLER_TICK in the test's own
+    // environment override the defaults (a slow machine, or a node bug to work around).
+    auto setting = [](const char* name, const char* fallback) {
+        const char* value = std::getenv(name);
+        return std::string(value != nullptr && *value != '\0' ? value : fallback);
+    };
+    std::string lease_ttl = setting("NARAD_TEST_LEASE_TTL", "2s");
+    std::string dead_after = setting("NARAD_TEST_DEAD_AFTER", "3s");
+    std::string tick = setting("NARAD_TEST_CONTROLLER_TICK", "500ms");
+    return {{"NARAD_CLUSTER_LEASE_TTL", lease_ttl},
+            {"NARAD_CLUSTER_DEAD_AFTER", dead_after},
+            {"NARAD_CLUSTER_CONTROLLER_TICK", tick}};
+}
+
+Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
+    NARAD_ASSERT(options_.nodes >= 1 && options_.nodes <= 9, "a test cluster has 1 to 9 nodes");
+    for (int index = 1; index <= options_.nodes; ++index) {
+        NodeOptions node = node_options(index);
+        // Node 1 bootstraps; every other node joins through node 1's cluster port.
+        if (index > 1) node.join = nodes_.front()->cluster_address();
+        nodes_.push_back(std::make_unique<NodeProcess>(
+            directory_.path() + "/n" + std::to_string(index), std::move(node)));
+    }
+}
+
+Cluster::~Cluster() {
+    for (auto& node : nodes_) node->kill();
+}
+
+NodeOptions Cluster::node_options(int index) const {
+    NodeOptions node;
+    node.node_id = "n" + std::to_string(index);
+    node.env = options_.env;
+    node.args = options_.args;
+    node.ready_timeout = options_.ready_timeout;
+    return node;
+}
+
+void Cluster::start() {
+    for (int index = 1; index <= size(); ++index) {
+        NodeProcess& joining = node(index);
+        joining.start();
+        if (::testing::Test::HasFatalFailure()) return;
+        // Only one etcd learner at a time: wait for this one's promotion before the next joins.
+        if (index > 1 && index <= options_.voters) {
+            ASSERT_TRUE(wait_voter(1, joining.node_id(), options_.ready_timeout))
+                << joining.node_id() << "'s etcd member was not promoted to voter";
+        }
+    }
+    ASSERT_NE(wait_for_controller(0, options_.ready_timeout), 0)
+        << "the nodes never agreed on a controller";
+}
+
+NodeProcess& Cluster::node(int index) {
+    NARAD_ASSERT(index >= 1 && index <= size(), "node index out of range");
+    return *nodes_[index - 1];
+}
+
+int Cluster::index_of(const std::string& node_id) const {
+    for (int index = 1; index <= size(); ++index) {
+        if (nodes_[index - 1]->node_id() == node_id) return index;
+    }
+    return 0;
+}
+
+std::vector<int> Cluster::live() const {
+    std::vector<int> out;
+    for (int index = 1; index <= size(); ++index) {
+        NodeProcess& process = *nodes_[index - 1];
+        if (process.running() && !process.paused()) out.push_back(index);
+    }
+    return out;
+}
+
+void Cluster::restart(int index) {
+    NodeProcess& process = node(index);
+    if (process.running()) process.stop();
+    process.start();
+}
+
+std::optional<json> Cluster::status(int index) const {
+    auto client = nodes_[index - 1]->client(std::chrono::seconds(2));
+    return get_json(client, "/v1/cluster/status");
+}
+
+std::optional<json> Cluster::members(int index) const {
+    auto client = nodes_[index - 1]->client(std::chrono::seconds(2));
+    return get_json(client, "/v1/cluster/members");
+}
+
+std::string Cluster::controller_seen_by(int observer) const {
+    auto body = status(observer);
+    if (!body || !body->contains("controller") || !(*body)["controller"].is_string()) return "";
+    return (*body)["controller"].get<std::string>();
+}
+
+int Cluster::controller() const {
+    std::vector<int> up = live();
+    if (up.empty()) return 0;
+    std::string agreed;
+    for (int index : up) {
+        std::string seen = controller_seen_by(index);
+        if (seen.empty() || (!agreed.empty() && seen != agreed)) return 0;
+        agreed = seen;
+    }
+    int index = index_of(agreed);
+    if (index == 0) return 0;
+    auto body = status(index);
+    if (!body || !body->value("is_controller", false)) return 0;
+    return index;
+}
+
+int Cluster::wait_for_controller(int not_index, std::chrono::milliseconds timeout) const {
+    int found = 0;
+    eventually(
+        [&] {
+            found = controller();
+            return found != 0 && found != not_index;
+        },
+        timeout, std::chrono::milliseconds(100));
+    return found != not_index ? found : 0;
+}
+
+bool Cluster::wait_member_status(int observer, const std::string& node_id,
+                                 const std::string& wanted,
+                                 std::chrono::milliseconds timeout) const {
+    return eventually(
+        [&] {
+            auto body = members(observer);
+            if (!body) return false;
+            for (const auto& member : (*body)["members"]) {
+                if (member.value("id", "") == node_id) return member.value("status", "") == wanted;
+            }
+            return false;
+        },
+        timeout, std::chrono::milliseconds(100));
+}
+
+bool Cluster::wait_voter(int observer, const std::string& node_id,
+                         std::chrono::milliseconds timeout) const {
+    return eventually(
+        [&] {
+            auto body = status(observer);
+            if (!body) return false;
+            bool voter = false;
+            for (const auto& member : (*body)["members"]) {
+                if (member.value("id", "") == node_id) {
+                    voter = member.value("etcd_role", "") == "voter";
+                }
+            }
+            if (!voter) return false;
+            if (body->contains("etcd") && (*body)["etcd"].contains("members")) {
+                for (const auto& member : (*body)["etcd"]["members"]) {
+                    if (member.value("is_learner", false)) return false;
+                }
+            }
+            return true;
+        },
+        timeout, std::chrono::milliseconds(100));
+}
+
+int Cluster::etcd_leader() const {
+    for (int index : live()) {
+        if (index > options_.voters) continue;
+        net::ClientOptions options;
+        options.port = nodes_[index - 1]->etcd_client_port();
+        options.request_timeout = std::chrono::seconds(2);
+        options.connect_timeout = std::chrono::seconds(2);
+        net::HttpClient etcd(options);
+        auto response = etcd.post("/v3/maintenance/status", "{}");
+        if (!response.is_ok() || response->status != 200) continue;
+        json body = json::parse(response->body, nullptr, false);
+        if (body.is_discarded() || !body.contains("header")) continue;
+        // The gateway writes uint64 ids as decimal strings.
+        std::string member = body["header"].value("member_id", "");
+        std::string leader = body.value("leader", "");
+        if (!member.empty() && member == leader) return index;
+    }
+    return 0;
 }
 
 }  // namespace narad::testing

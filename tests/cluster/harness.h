@@ -1,7 +1,12 @@
 // The multi-process test harness: starts real `narad` processes on 127.0.0.1, each with its own
 // data directory and free ports, and can SIGKILL, SIGSTOP/SIGCONT, stop and restart them. Waits are
-// on conditions (a probe that succeeds) with a bounded deadline, never fixed sleeps. One harness
-// per test; not thread-safe except where noted.
+// on conditions (a probe that succeeds) with a bounded deadline, never fixed sleeps.
+//
+// NodeProcess is one node; it picks its API, cluster and etcd ports once and keeps them (and its
+// data directory) across restarts, so a restarted node is the same member to its cluster. Cluster
+// owns N NodeProcesses in one temporary directory: node 1 bootstraps, the others join through it
+// one at a time (only one etcd learner may exist at once). One harness per test, driven from the
+// test's main thread; client() hands out a new HttpClient that one other thread may use.
 #pragma once
 
 #include <sys/types.h>
@@ -10,6 +15,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +27,7 @@ namespace narad::testing {
 // A port nobody listens on right now (bound and released; good enough on a test machine).
 uint16_t free_port();
 
-// A fresh temporary directory, removed by the destructor.
+// A fresh temporary directory, removed by the destructor (kept when NARAD_TEST_KEEP=1).
 class TempDir {
   public:
     TempDir();
@@ -31,31 +38,58 @@ class TempDir {
     std::string path_;
 };
 
+// The cluster secret every harness node shares unless a test sets NARAD_CLUSTER_SECRET itself.
+inline constexpr const char* kTestClusterSecret = "narad-test-cluster-secret";
+
 struct NodeOptions {
     std::string node_id = "n1";
-    std::map<std::string, std::string> env;  // extra environment (NARAD_FAILPOINTS, ...)
+    std::map<std::string, std::string> env;  // extra environment (NARAD_FAILPOINTS, tunables...)
     std::vector<std::string> args;           // extra `narad serve` flags
+    // "127.0.0.1:<cluster port>" of a member to join through; empty bootstraps a new cluster. Used
+    // only until the node has once become ready: a restart finds its cluster in its data dir.
+    std::string join;
+    std::chrono::milliseconds ready_timeout = std::chrono::seconds(90);
 };
 
 class NodeProcess {
   public:
     NodeProcess(std::string data_directory, NodeOptions options);
     ~NodeProcess();  // kills the process if it still runs
+    NodeProcess(const NodeProcess&) = delete;
+    NodeProcess& operator=(const NodeProcess&) = delete;
 
-    // Starts `narad serve` and waits until /readyz answers 200 (or the process exits).
+    // Starts `narad serve` and waits until /readyz answers 200 (or the process exits: a fatal
+    // gtest failure either way).
     void start();
-    // SIGTERM, then waits for a clean exit; returns the exit status.
+    // Starts `narad serve` without waiting; pair with wait_ready().
+    void spawn();
+    // Waits until /readyz answers 200; false if the process exited or the timeout passed.
+    bool wait_ready(std::chrono::milliseconds timeout);
+    // One /readyz probe.
+    bool ready() const;
+    // SIGTERM, then waits for a clean exit; returns the wait status (0 = exited with 0).
     int stop();
     // SIGKILL (as a crash), then reaps the process.
     void kill();
+    // Stops the node if it runs (SIGTERM), then starts it again with the same ports and data.
+    void restart();
     void pause();   // SIGSTOP
     void resume();  // SIGCONT
     bool running();
+    bool paused() const { return paused_; }
 
+    const std::string& node_id() const { return options_.node_id; }
     uint16_t port() const { return port_; }
+    uint16_t cluster_port() const { return cluster_port_; }
+    uint16_t etcd_client_port() const { return etcd_client_port_; }
+    uint16_t etcd_peer_port() const { return etcd_peer_port_; }
+    std::string api_address() const { return "127.0.0.1:" + std::to_string(port_); }
+    std::string cluster_address() const { return "127.0.0.1:" + std::to_string(cluster_port_); }
     pid_t pid() const { return pid_; }
     const std::string& data_directory() const { return data_directory_; }
     std::string log_path() const { return data_directory_ + ".log"; }
+    // The `narad serve` arguments the next start uses (after the binary).
+    std::vector<std::string> serve_args() const;
     // A fresh client for this node (one per thread).
     net::HttpClient client(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
@@ -63,7 +97,12 @@ class NodeProcess {
     std::string data_directory_;
     NodeOptions options_;
     uint16_t port_;
+    uint16_t cluster_port_;
+    uint16_t etcd_client_port_;
+    uint16_t etcd_peer_port_;
     pid_t pid_ = -1;
+    bool paused_ = false;
+    bool was_ready_ = false;  // once ready, the data dir names the cluster: no more --join
 };
 
 // Polls `condition` until it returns true or `timeout` passes; returns whether it became true.
@@ -75,5 +114,80 @@ bool eventually(const std::function<bool()>& condition,
 Result<net::HttpResponse> http(net::HttpClient& client, std::string_view method,
                                std::string_view target, std::string_view body = {});
 void create_topic(net::HttpClient& client, const std::string& name, int partitions);
+// GET `target` and parse the JSON body; nullopt on a transport error, a status other than 200 or
+// a body that is not JSON.
+std::optional<nlohmann::json> get_json(net::HttpClient& client, std::string_view target);
+
+struct ClusterOptions {
+    int nodes = 3;
+    int voters = 3;  // the first `voters` nodes host etcd members (the node's cluster.voters)
+    // Applied to every node, over the harness defaults (security off, the shared secret).
+    std::map<std::string, std::string> env;
+    std::vector<std::string> args;  // extra `narad serve` flags for every node
+    std::chrono::milliseconds ready_timeout = std::chrono::seconds(90);
+};
+
+// The test tunables that keep failover short: lease TTL 2 s, dead after 3 s, controller tick
+// 500 ms (NARAD_TEST_LEASE_TTL, NARAD_TEST_DEAD_AFTER, NARAD_TEST_CONTROLLER_TICK override them).
+std::map<std::string, std::string> fast_failover_env();
+
+class Cluster {
+  public:
+    explicit Cluster(ClusterOptions options);
+    ~Cluster();  // kills every node still running
+    Cluster(const Cluster&) = delete;
+    Cluster& operator=(const Cluster&) = delete;
+
+    // Starts node 1 (bootstrap), then each other node joining through node 1, one at a time:
+    // each waits for /readyz, and an etcd-hosting joiner also for its learner's promotion before
+    // the next starts; then until every node names the same controller. Fatal gtest failure if
+    // a node does not make it.
+    void start();
+
+    int size() const { return static_cast<int>(nodes_.size()); }
+    // Nodes are numbered from 1, as their ids: node(1) is "n1".
+    NodeProcess& node(int index);
+    // The index of the node with this id, or 0.
+    int index_of(const std::string& node_id) const;
+    // Indices of nodes that run and are not paused.
+    std::vector<int> live() const;
+
+    void kill(int index) { node(index).kill(); }
+    void pause(int index) { node(index).pause(); }
+    void resume(int index) { node(index).resume(); }
+    // Starts a killed or stopped node again (same ports and data) and waits until it is ready.
+    void restart(int index);
+
+    // GET /v1/cluster/status or /v1/cluster/members of one node (nullopt if it does not answer).
+    std::optional<nlohmann::json> status(int index) const;
+    std::optional<nlohmann::json> members(int index) const;
+    // The controller as node `observer` sees it ("" if it does not answer or names none).
+    std::string controller_seen_by(int observer) const;
+    // The controller's index when every live node names the same one and that node says
+    // is_controller; 0 otherwise.
+    int controller() const;
+    // Waits until controller() names a node other than `not_index` (0 = any); returns its index or
+    // 0 after the timeout.
+    int wait_for_controller(int not_index = 0,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
+    // Waits until node `observer` reports `node_id` with this status ("alive", "dead", ...).
+    bool wait_member_status(int observer, const std::string& node_id, const std::string& status,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+    // Waits until `node_id`'s etcd member is a voter and no etcd learner is left (node
+    // `observer`'s view).
+    bool wait_voter(int observer, const std::string& node_id,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(60)) const;
+    // The node hosting the etcd leader (asked of live etcd-hosting nodes' etcd), or 0.
+    int etcd_leader() const;
+
+    const std::string& directory() const { return directory_.path(); }
+
+  private:
+    NodeOptions node_options(int index) const;
+
+    ClusterOptions options_;
+    TempDir directory_;
+    std::vector<std::unique_ptr<NodeProcess>> nodes_;
+};
 
 }  // namespace narad::testing
