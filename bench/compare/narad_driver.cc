@@ -231,6 +231,8 @@ std::string NaradDriver::durability() const {
 
 Status NaradDriver::start(const DriverEnv& env) {
     NARAD_ASSIGN_OR_RETURN(port_, free_port(/*pair=*/true));
+    // The node's local etcd member (its metastore) needs a client and a peer port of its own.
+    NARAD_ASSIGN_OR_RETURN(uint16_t etcd_client_port, free_port(/*pair=*/true));
     ProcessSpec spec;
     spec.executable = env.narad_path;
     spec.args = {"serve",
@@ -238,6 +240,10 @@ Status NaradDriver::start(const DriverEnv& env) {
                  "127.0.0.1:" + std::to_string(port_),
                  "--cluster-port",
                  std::to_string(port_ + 1),
+                 "--etcd-client-port",
+                 std::to_string(etcd_client_port),
+                 "--etcd-peer-port",
+                 std::to_string(etcd_client_port + 1),
                  "--data-dir",
                  env.data_dir + "/data",
                  "--log-format",

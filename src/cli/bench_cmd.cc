@@ -39,7 +39,28 @@ struct BenchFlags {
     bool consume = false;
     bool create = false;
     bool json = false;
+    std::vector<std::string> servers;  // spread connections over these nodes
 };
+
+// The nodes to drive: --servers (each "host:port" or a URL), else the connection's server. Each
+// gets an equal share of the connections (the first ones one more when they do not divide).
+Result<std::vector<net::ClientOptions>> bench_targets(const BenchFlags& f,
+                                                      const net::ClientOptions& base) {
+    if (f.servers.empty()) return std::vector<net::ClientOptions>{base};
+    std::vector<net::ClientOptions> targets;
+    for (const std::string& server : f.servers) {
+        NARAD_ASSIGN_OR_RETURN(ServerAddress address, parse_server_url(server));
+        net::ClientOptions options = base;
+        options.host = address.host;
+        options.port = address.port;
+        targets.push_back(std::move(options));
+    }
+    return targets;
+}
+
+uint32_t share(uint32_t total, size_t parts, size_t index) {
+    return uint32_t(total / parts + (index < total % parts ? 1 : 0));
+}
 
 Status check_range(const char* flag, int64_t value, int64_t low, int64_t high) {
     if (value < low || value > high) {
@@ -95,6 +116,12 @@ Status run_bench(const BenchFlags& f, CommandEnv& env) {
     const std::string& topic = f.args[0];
     NARAD_ASSIGN_OR_RETURN(bench::BenchConfig config, make_config(f, topic));
     NARAD_ASSIGN_OR_RETURN(net::ClientOptions client, client_options(env.connection()));
+    NARAD_ASSIGN_OR_RETURN(std::vector<net::ClientOptions> targets, bench_targets(f, client));
+    if (targets.size() > config.connections ||
+        (config.consume && targets.size() > config.consumers)) {
+        return Status(Errc::invalid_argument,
+                      "--servers lists more nodes than there are connections to spread");
+    }
     if (f.create) NARAD_RETURN_IF_ERROR(create_topic(env, topic, f.partitions));
 
     const bench::BenchPayload payload(config.size, bench::new_run_id());
@@ -106,31 +133,44 @@ Status run_bench(const BenchFlags& f, CommandEnv& env) {
     std::atomic<int64_t> produce_end_ns{0};
 
     std::vector<bench::Stage> stages;
-    bench::Stage produce;
-    produce.name = "produce";
-    produce.options.client = client;
-    produce.options.connections = config.connections;
-    // A paced generator sleeps on its client thread until its slot; a thread per connection keeps
-    // one sleeper from delaying the others' answers (and their latency numbers).
-    produce.options.threads = config.rate > 0
-                                  ? uint32_t(std::min<int64_t>(config.connections, kMaxThreads))
-                                  : config.threads;
-    produce.generator = [&producers](uint32_t connection) { return producers.next(connection); };
-    produce.on_finished = [&] {
-        produce_end_ns = bench::mono_ns();
-        consumers.producers_finished(producers.stats().ok());
-    };
-    stages.push_back(std::move(produce));
-    if (config.consume) {
-        bench::Stage consume;
-        consume.name = "consume";
-        consume.options.client = client;
-        consume.options.connections = config.consumers;
-        consume.options.threads = config.threads;
-        consume.generator = [&consumers](uint32_t connection) {
-            return consumers.next(connection);
+    // Produce ends when every node's producers have finished.
+    std::atomic<size_t> producing{targets.size()};
+    uint32_t produce_offset = 0;
+    uint32_t consume_offset = 0;
+    for (size_t i = 0; i < targets.size(); ++i) {
+        std::string suffix =
+            targets.size() > 1 ? " " + targets[i].host + ":" + std::to_string(targets[i].port) : "";
+        bench::Stage produce;
+        produce.name = "produce" + suffix;
+        produce.options.client = targets[i];
+        produce.options.connections = share(config.connections, targets.size(), i);
+        // A paced generator sleeps on its client thread until its slot; a thread per connection
+        // keeps one sleeper from delaying the others' answers (and their latency numbers).
+        produce.options.threads =
+            config.rate > 0 ? uint32_t(std::min<int64_t>(produce.options.connections, kMaxThreads))
+                            : config.threads;
+        produce.generator = [&producers, offset = produce_offset](uint32_t connection) {
+            return producers.next(offset + connection);
         };
-        stages.push_back(std::move(consume));
+        produce.on_finished = [&] {
+            if (--producing > 0) return;
+            produce_end_ns = bench::mono_ns();
+            consumers.producers_finished(producers.stats().ok());
+        };
+        produce_offset += produce.options.connections;
+        stages.push_back(std::move(produce));
+        if (config.consume) {
+            bench::Stage consume;
+            consume.name = "consume" + suffix;
+            consume.options.client = targets[i];
+            consume.options.connections = share(config.consumers, targets.size(), i);
+            consume.options.threads = config.threads;
+            consume.generator = [&consumers, offset = consume_offset](uint32_t connection) {
+                return consumers.next(offset + connection);
+            };
+            consume_offset += consume.options.connections;
+            stages.push_back(std::move(consume));
+        }
     }
     NARAD_RETURN_IF_ERROR(bench::run_stages(std::move(stages)));
 
@@ -180,6 +220,10 @@ void register_bench_command(CommandTree& tree) {
     tree.add_int(cmd, "partitions", &f->partitions,
                  "with --create: partition count (0 = server default)");
     cmd->add_flag("--json", f->json, "print a machine-readable result on stdout");
+    cmd->add_option("--servers", f->servers,
+                    "spread the connections over these nodes (host:port or URL, comma-separated); "
+                    "default: the selected server")
+        ->delimiter(',');
     tree.add_int(cmd, "threads", &f->threads,
                  "client threads per connection group when not rate-limited");
     tree.add_duration(cmd, "drain-timeout", &f->drain_timeout_ns,
