@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "cluster/controller.h"
@@ -179,6 +180,35 @@ TEST_F(ClusterEtcdTest, ControllerWhoseLeaseExpiresIsDeposed) {
     stale.set_fence(std::nullopt);
     ca.stop();
     cb.stop();
+}
+
+// Rule: an election observer is told the current leader and then each new one, once each.
+TEST_F(ClusterEtcdTest, ObserveReportsEachLeaderOnce) {
+    NodeView a(transport_, etcd_.endpoint());
+    std::mutex mutex;
+    std::vector<std::string> seen;
+    auto observer = a.client.observe("/test/election", [&](const meta::LeaderInfo& leader) {
+        std::lock_guard lock(mutex);
+        seen.push_back(leader.value);
+    });
+    auto seen_count = [&] {
+        std::lock_guard lock(mutex);
+        return seen.size();
+    };
+    int64_t lease_a = a.client.lease_grant(10).value();
+    int64_t lease_b = a.client.lease_grant(10).value();
+    meta::LeaderInfo first =
+        a.client.campaign("/test/election", lease_a, "a", Millis(5'000)).value();
+    ASSERT_TRUE(eventually([&] { return seen_count() == 1; }));
+    std::thread second([&] {
+        EXPECT_TRUE(a.client.campaign("/test/election", lease_b, "b", Millis(10'000)).is_ok());
+    });
+    ASSERT_TRUE(a.client.resign(first).is_ok());
+    second.join();
+    ASSERT_TRUE(eventually([&] { return seen_count() == 2; }));
+    observer.reset();
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(seen, (std::vector<std::string>{"a", "b"}));
 }
 
 }  // namespace

@@ -200,6 +200,11 @@ class EtcdClient {
     Status resign(const LeaderInfo& leadership);
     // The current leader; Errc::not_found when there is none.
     Result<LeaderInfo> leader(std::string election);
+    // Follows the election: `on_leader` runs on the observer's own thread with the current leader
+    // and then with every new one (a leader is reported once, even across reconnects). Destroying
+    // the handle stops it.
+    std::unique_ptr<EtcdWatch> observe(std::string election,
+                                       std::function<void(const LeaderInfo&)> on_leader);
 
     // Cluster membership and maintenance.
     Result<std::vector<Member>> member_list();
@@ -216,6 +221,7 @@ class EtcdClient {
 
   private:
     class WatchImpl;
+    class ObserveImpl;
     // POSTs to the endpoints in turn until one is reached; decodes gateway errors.
     Result<std::string> call(std::string_view path, const std::string& body, bool mutation,
                              std::optional<Millis> timeout = std::nullopt);
