@@ -8,7 +8,8 @@ Result<Topic> MetaStore::create_topic_on(Topic topic, const NodeId& owner) {
 }
 
 Result<Topic> MetaStore::update_topic_on(Topic topic, const NodeId& owner) {
-    const Topic* existing = snapshot()->find_topic(topic.name);
+    MetaSnapshot view = snapshot();
+    const Topic* existing = view->find_topic(topic.name);
     uint32_t added = existing != nullptr && topic.partitions > existing->partitions
                          ? topic.partitions - existing->partitions
                          : 0;

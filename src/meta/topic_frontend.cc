@@ -69,7 +69,8 @@ Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
             return invalid("fanout_delay_ms (" + std::to_string(request.fanout_delay_ms) +
                            ") exceeds the maximum of 31536000000 (1 year)");
         }
-        const Topic* parent = store_.snapshot()->find_topic(request.parent);
+        meta::MetaSnapshot parent_view = store_.snapshot();
+        const Topic* parent = parent_view->find_topic(request.parent);
         if (parent == nullptr) return Status(Errc::not_found, "topic not found");
         if (request.partitions == 0) request.partitions = parent->partitions;
     }

@@ -121,7 +121,8 @@ class ConsumeService::Impl {
 
     Status settle(std::string_view topic, PartitionId partition, Offset offset, uint64_t lease_id,
                   Settle kind) {
-        const meta::Topic* record = store_.snapshot()->find_topic(topic);
+        meta::MetaSnapshot record_view = store_.snapshot();
+        const meta::Topic* record = record_view->find_topic(topic);
         if (record == nullptr) return Status(Errc::not_found, "topic not found");
         std::shared_ptr<PartitionQueue> queue =
             existing_queue(topic, partition, record->incarnation);
@@ -245,7 +246,8 @@ class ConsumeService::Impl {
         if (auto queue = existing_queue(topic.name, partition, topic.incarnation)) return queue;
         auto guard = guards_.guard(topic.name);
         std::shared_lock topic_lock(*guard);
-        const meta::Topic* current = store_.snapshot()->find_topic(topic.name);
+        meta::MetaSnapshot current_view = store_.snapshot();
+        const meta::Topic* current = current_view->find_topic(topic.name);
         if (current == nullptr || current->incarnation != topic.incarnation) {
             return Status(Errc::not_found, "topic not found");
         }
@@ -489,7 +491,8 @@ class ConsumeService::Impl {
     }
 
     void release(const std::string& topic, const std::vector<Delivery>& deliveries) {
-        const meta::Topic* record = store_.snapshot()->find_topic(topic);
+        meta::MetaSnapshot record_view = store_.snapshot();
+        const meta::Topic* record = record_view->find_topic(topic);
         if (record == nullptr) return;
         for (const Delivery& d : deliveries) {
             if (auto queue = existing_queue(topic, d.partition, record->incarnation)) {

@@ -34,7 +34,8 @@ Status LocalCommitter::commit(const std::string& topic, const std::string& incar
                               PartitionId partition, std::span<const storage::Record> records) {
     auto guard = guards_.guard(topic);
     std::shared_lock topic_lock(*guard);
-    const meta::Topic* record = store_.snapshot()->find_topic(topic);
+    meta::MetaSnapshot record_view = store_.snapshot();
+    const meta::Topic* record = record_view->find_topic(topic);
     if (record == nullptr || record->incarnation.value() != incarnation ||
         partition.value() >= record->partitions) {
         return Status(Errc::not_found, "topic not found");
