@@ -13,8 +13,9 @@
 namespace narad::api {
 namespace {
 
-std::optional<uint32_t> parse_u32(std::string_view text) {
-    uint32_t value = 0;
+template <typename T>
+std::optional<T> parse_unsigned(std::string_view text) {
+    T value = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
         return std::nullopt;
@@ -29,12 +30,20 @@ void commit(InternalCommitContext& context, net::HttpRequest request, net::Respo
     if (!topic || !incarnation || !partition_text) {
         return respond(error_response(400, "topic, incarnation and partition are required"));
     }
-    auto partition = parse_u32(*partition_text);
+    auto partition = parse_unsigned<uint32_t>(*partition_text);
     if (!partition) return respond(error_response(400, "invalid partition"));
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* record = snapshot->find_topic(*topic);
     if (record == nullptr || record->incarnation.value() != *incarnation ||
         *partition >= record->partitions) {
+        // "Gone" is only the answer when this replica is at least as new as the sender's: a 404
+        // makes the sender drop records it already acknowledged.
+        auto sender_revision =
+            parse_unsigned<uint64_t>(request.query_param("revision").value_or("0"));
+        if (!sender_revision || *sender_revision > snapshot->revision) {
+            return respond(
+                error_response(503, "this node's metastore replica is behind the sender's; retry"));
+        }
         return respond(error_response(404, "topic not found"));
     }
     // The owner refuses commits for a partition it does not own (it may have moved away, or the

@@ -164,6 +164,25 @@ TEST_F(InternalCommitTest, GoneTopicOrIncarnationIs404) {
     EXPECT_EQ(post("topic=t&incarnation=inc-1&partition=0", body()).status, 404);
 }
 
+// Rule: an owner whose replica is older than the sender's never answers 404 (which would make the
+// sender drop acknowledged records) but 503, so the sender retries once the replica caught up.
+TEST_F(InternalCommitTest, OwnerBehindTheSenderSaysRetryNotGone) {
+    uint64_t ahead = store_.snapshot()->revision + 5;
+    EXPECT_EQ(
+        post("topic=x&incarnation=inc-1&partition=0&revision=" + std::to_string(ahead), body())
+            .status,
+        503);
+    EXPECT_EQ(
+        post("topic=t&incarnation=inc-1&partition=7&revision=" + std::to_string(ahead), body())
+            .status,
+        503);
+    std::string current = std::to_string(store_.snapshot()->revision);
+    EXPECT_EQ(post("topic=x&incarnation=inc-1&partition=0&revision=" + current, body()).status,
+              404);
+    std::lock_guard lock(committer_.mutex);
+    EXPECT_TRUE(committer_.calls.empty());
+}
+
 // Rule: a corrupt body or missing parameters are 400 and nothing is committed; a failed local
 // commit is an error status the sender retries (never 204 or 404).
 TEST_F(InternalCommitTest, BadRequestsAndFailuresAreNotAcknowledged) {

@@ -34,10 +34,11 @@ metrics::Family<metrics::Counter>& remote_commits() {
 }  // namespace
 
 std::string commit_target(std::string_view topic, std::string_view incarnation,
-                          PartitionId partition) {
+                          PartitionId partition, uint64_t revision) {
     return "/internal/v1/commit?topic=" + encode_component(topic) +
            "&incarnation=" + encode_component(incarnation) +
-           "&partition=" + std::to_string(partition.value());
+           "&partition=" + std::to_string(partition.value()) +
+           "&revision=" + std::to_string(revision);
 }
 
 RoutingCommitter::RoutingCommitter(meta::MetaStore& store, NodeId local_node,
@@ -59,19 +60,20 @@ Status RoutingCommitter::commit(const std::string& topic, const std::string& inc
         return local_.commit(topic, incarnation, partition, records);
     }
     NodeId owner = assignment->owner;
-    return commit_remote(owner, topic, incarnation, partition, records);
+    return commit_remote(owner, topic, incarnation, partition, records, snapshot->revision);
 }
 
 Status RoutingCommitter::commit_remote(const NodeId& owner, const std::string& topic,
                                        const std::string& incarnation, PartitionId partition,
-                                       std::span<const storage::Record> records) {
+                                       std::span<const storage::Record> records,
+                                       uint64_t revision) {
     auto body = commit_codec::encode(records);
     if (!body.is_ok()) {
         // The dispatcher's batch limits keep a batch far below the codec's; never drop for this.
         return Status(Errc::internal, body.status().message());
     }
-    auto reply = peers_.call(owner, "POST", commit_target(topic, incarnation, partition), *body,
-                             "application/octet-stream", options_.commit_timeout);
+    auto reply = peers_.call(owner, "POST", commit_target(topic, incarnation, partition, revision),
+                             *body, "application/octet-stream", options_.commit_timeout);
     std::string where = "commit of " + topic + "/" + std::to_string(partition.value()) +
                         " to node " + owner.value();
     if (!reply.is_ok()) {

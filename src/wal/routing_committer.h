@@ -36,7 +36,7 @@ class RoutingCommitter final : public PartitionCommitter {
   private:
     Status commit_remote(const NodeId& owner, const std::string& topic,
                          const std::string& incarnation, PartitionId partition,
-                         std::span<const storage::Record> records);
+                         std::span<const storage::Record> records, uint64_t revision);
 
     meta::MetaStore& store_;
     NodeId local_node_;
@@ -45,8 +45,10 @@ class RoutingCommitter final : public PartitionCommitter {
     RoutingOptions options_;
 };
 
-// The target of an internal commit: /internal/v1/commit?topic=..&incarnation=..&partition=..
+// The target of an internal commit:
+// /internal/v1/commit?topic=..&incarnation=..&partition=..&revision=.. where `revision` is the
+// sender's metastore revision: an owner whose replica is older must not call the topic gone.
 std::string commit_target(std::string_view topic, std::string_view incarnation,
-                          PartitionId partition);
+                          PartitionId partition, uint64_t revision);
 
 }  // namespace narad::wal

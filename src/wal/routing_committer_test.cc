@@ -81,14 +81,17 @@ TEST_F(RoutingCommitterTest, LocalPartitionGoesToLocalCommitter) {
 }
 
 // Rule: a remote partition's batch is POSTed to its owner's commit route with the topic,
-// incarnation and partition, and a body that decodes to the same records and stamps.
+// incarnation, partition and the sender's metastore revision, and a body that decodes to the same
+// records and stamps.
 TEST_F(RoutingCommitterTest, RemotePartitionIsPostedToOwner) {
     ASSERT_TRUE(commit(1).is_ok());
     auto calls = peers_.calls();
     ASSERT_EQ(calls.size(), 1u);
     EXPECT_EQ(calls[0].node, NodeId("b"));
     EXPECT_EQ(calls[0].method, "POST");
-    EXPECT_EQ(calls[0].target, "/internal/v1/commit?topic=t&incarnation=inc-1&partition=1");
+    EXPECT_EQ(calls[0].target,
+              "/internal/v1/commit?topic=t&incarnation=inc-1&partition=1&revision=" +
+                  std::to_string(store_.snapshot()->revision));
     auto decoded = commit_codec::decode(calls[0].body);
     ASSERT_TRUE(decoded.is_ok());
     ASSERT_EQ(decoded->size(), 2u);
