@@ -39,6 +39,14 @@ net::HttpResponse domain_error_response(const Status& status, std::string_view o
         case Errc::shutting_down:
         case Errc::not_implemented:
             return error_response(status);
+        case Errc::peer_error:
+        case Errc::timeout:
+        case Errc::unknown_outcome:
+            // The metastore or a peer did not answer (in time): the client may retry; for an
+            // unknown outcome it should read first (a create may have taken).
+            NARAD_LOG_WARN("{} failed: {}", operation, status.to_string());
+            return error_response(
+                503, "control plane temporarily unavailable: " + std::string(status.message()));
         default:
             NARAD_LOG_ERROR("{} failed: {}", operation, status.to_string());
             return error_response(500, std::string(operation) + " failed");

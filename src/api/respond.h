@@ -15,8 +15,10 @@ std::string error_body(std::string_view message);
 net::HttpResponse json_response(int status, std::string body);
 net::HttpResponse error_response(const Status& status);
 // The answer to an error from a domain service, as Narad maps its broker errors: a code naming a
-// condition the client can act on keeps its status and message; anything else (an I/O error, a
-// corrupt file, a bug) is logged and answered 500 "<operation> failed", as Narad does.
+// condition the client can act on keeps its status and message; a metastore or peer that did not
+// answer (in time), or an unknown outcome, is 503 "control plane temporarily unavailable: ..."
+// (retryable); anything else (an I/O error, a corrupt file, a bug) is logged and answered 500
+// "<operation> failed", as Narad does.
 net::HttpResponse domain_error_response(const Status& status, std::string_view operation);
 net::HttpResponse error_response(int http_status, std::string_view message);
 net::HttpResponse empty_response(int status);

@@ -296,6 +296,11 @@ std::optional<Fence> EtcdMetaStore::fence() const {
 Result<TxnResult> EtcdMetaStore::fenced_txn(std::vector<Compare> compare,
                                             std::vector<TxnOp> success) {
     std::optional<Fence> held = fence();
+    if (!held && options_.require_fence) {
+        return Status(Errc::unavailable,
+                      "control plane temporarily unavailable: this node is not the controller; "
+                      "retry");
+    }
     std::vector<TxnOp> failure;
     if (held) {
         compare.push_back(Compare::create_revision_is(held->key, held->create_revision));

@@ -35,6 +35,9 @@ struct EtcdMetaStoreOptions {
     std::string cluster = "narad";
     // How long a write (or sync) waits for the replica to catch up with what it wrote (or read).
     Millis catch_up_timeout{10'000};
+    // Refuse topic writes while no fence is set (a node's store: only its controller writes
+    // topics, and a controller that just lost office has cleared its fence).
+    bool require_fence = false;
 };
 
 // Writes made under a fence also require this key to exist with this create_revision.

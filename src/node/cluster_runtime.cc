@@ -266,7 +266,9 @@ class ClusterRuntime::Impl {
         MonoTime deadline = clock_.now() + options_.join_timeout;
         while (true) {
             auto store = meta::EtcdMetaStore::open(
-                *client_, clock_, meta::EtcdMetaStoreOptions{.cluster = options_.cluster_name});
+                *client_, clock_,
+                meta::EtcdMetaStoreOptions{.cluster = options_.cluster_name,
+                                           .require_fence = true});
             if (store.is_ok()) {
                 store_ = std::move(*store);
                 return Status::ok();
