@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -573,6 +574,88 @@ TEST(ClusterFailoverTest, KillEtcdLeaderVoterClusterKeepsWorking) {
     auto status = cluster.status(survivors[0]);
     ASSERT_TRUE(status);
     EXPECT_EQ((*status)["etcd"]["members"].size(), 3u) << status->dump();
+}
+
+bool topic_directory_exists(Cluster& cluster, int index, const std::string& topic) {
+    return std::filesystem::exists(cluster.node(index).data_directory() + "/topics/" + topic);
+}
+
+// Rule: deleting a topic removes its data on every node, and a node that was down when it was
+// deleted removes its copy when it returns; a recreated topic of the same name starts empty there.
+TEST(ClusterFailoverTest, DeletePurgesEveryNodeIncludingOneThatWasDown) {
+    Cluster cluster(three_nodes());
+    ASSERT_NO_FATAL_FAILURE(cluster.start());
+    {
+        auto client = cluster.node(1).client();
+        create_topic(client, "gone", 6);
+        for (int id = 0; id < 60; ++id) {
+            auto response = produce(client, "gone", id);
+            ASSERT_TRUE(response.is_ok() && response->status == 202) << describe(response);
+        }
+    }
+    // Every node owns two partitions, so every node gets a directory once its commits land.
+    for (int index = 1; index <= 3; ++index) {
+        ASSERT_TRUE(eventually([&] { return topic_directory_exists(cluster, index, "gone"); }))
+            << "n" << index << " never stored its partitions";
+    }
+    cluster.kill(3);
+    {
+        auto client = cluster.node(1).client();
+        auto removed = http(client, "DELETE", "/v1/topics/gone");
+        ASSERT_TRUE(removed.is_ok() && removed->status == 204) << describe(removed);
+    }
+    for (int index = 1; index <= 2; ++index) {
+        EXPECT_TRUE(eventually([&] { return !topic_directory_exists(cluster, index, "gone"); }))
+            << "n" << index << " kept the deleted topic's data";
+    }
+    EXPECT_TRUE(topic_directory_exists(cluster, 3, "gone"));  // down: nothing could reach it
+    {
+        auto client = cluster.node(1).client();
+        create_topic(client, "gone", 6);  // a new incarnation while n3 is still down
+    }
+    ASSERT_NO_FATAL_FAILURE(cluster.restart(3));
+    // n3 holds the old incarnation's records: they must never be served under the new topic.
+    auto client = cluster.node(3).client();
+    auto consumed = http(client, "GET", "/v1/topics/gone/consume?max=100&wait=1s");
+    ASSERT_TRUE(consumed.is_ok());
+    EXPECT_EQ(consumed->status, 204) << "the recreated topic served old data: " << consumed->body;
+}
+
+// Rule: nodes beyond cluster.voters join as etcd clients only, take their share of partitions
+// and serve produce and consume like the others.
+TEST(ClusterGrowthTest, FourthNodeJoinsAsAnEtcdClient) {
+    ClusterOptions options = three_nodes();
+    options.nodes = 4;
+    Cluster cluster(options);
+    ASSERT_NO_FATAL_FAILURE(cluster.start());
+    auto status = cluster.status(4);
+    ASSERT_TRUE(status);
+    EXPECT_EQ((*status)["etcd"]["members"].size(), 3u) << status->dump();
+    std::map<std::string, std::string> roles;
+    for (const auto& member : (*status)["members"]) {
+        roles[member.value("id", "")] = member.value("etcd_role", "");
+    }
+    EXPECT_EQ(roles, (std::map<std::string, std::string>{
+                         {"n1", "voter"}, {"n2", "voter"}, {"n3", "voter"}, {"n4", "none"}}));
+    {
+        auto client = cluster.node(4).client();
+        create_topic(client, "wide", 8);
+    }
+    auto topic = describe_topic(cluster, 4, "wide", 8);
+    ASSERT_TRUE(topic);
+    EXPECT_EQ(owners_of(*topic),
+              (std::map<std::string, int>{{"n1", 2}, {"n2", 2}, {"n3", 2}, {"n4", 2}}));
+    Ledger ledger(200);
+    {
+        auto client = cluster.node(4).client();
+        for (int id = 0; id < 200; ++id) {
+            auto response = produce(client, "wide", id);
+            ASSERT_TRUE(response.is_ok() && response->status == 202) << describe(response);
+            ledger.accept(id);
+        }
+    }
+    drain(cluster, {4}, "wide", ledger, seconds(60));
+    EXPECT_TRUE(ledger.nothing_lost()) << ledger.summary();
 }
 
 }  // namespace
