@@ -277,11 +277,14 @@ Status Dispatcher::Impl::reappend(const std::vector<std::shared_ptr<const Ingres
     std::mutex done_mutex;
     std::condition_variable done_cv;
     std::optional<Status> result;
-    wal_.append(std::move(copies), [&](Status status) {
-        std::lock_guard lock(done_mutex);
-        result = std::move(status);
-        done_cv.notify_all();
-    });
+    wal_.append(
+        std::move(copies),
+        [&](Status status) {
+            std::lock_guard lock(done_mutex);
+            result = std::move(status);
+            done_cv.notify_all();
+        },
+        IngressWal::Admission::replacing);
     std::unique_lock lock(done_mutex);
     done_cv.wait(lock, [&] { return result.has_value(); });
     if (result->is_ok()) {

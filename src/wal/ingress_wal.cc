@@ -104,7 +104,8 @@ class IngressWalImpl final : public IngressWal {
     Status adopt(Recovery recovery);
 
     IngressId id() const override { return id_; }
-    void append(std::vector<IngressRecord> records, Completion done) override;
+    using IngressWal::append;
+    void append(std::vector<IngressRecord> records, Completion done, Admission admission) override;
     void set_consumer(Consumer consumer) override;
     void mark_committed(std::span<const WalSeq> sequences) override;
     WalStats stats() const override;
@@ -229,7 +230,8 @@ Status IngressWalImpl::adopt(Recovery recovery) {
     return Status::ok();
 }
 
-void IngressWalImpl::append(std::vector<IngressRecord> records, Completion done) {
+void IngressWalImpl::append(std::vector<IngressRecord> records, Completion done,
+                            Admission admission) {
     if (records.empty()) {
         done(Status::ok());
         return;
@@ -253,8 +255,9 @@ void IngressWalImpl::append(std::vector<IngressRecord> records, Completion done)
             refused = Status(Errc::io_error, "ingress WAL failed: " + failed_.message());
         } else if (!accepting_) {
             refused = Status(Errc::shutting_down, "ingress WAL is stopped");
-        } else if (pending_bytes_ + queued_bytes_ >= options_.max_pending_bytes ||
-                   pending_.size() + queued_records_ >= options_.max_pending_records) {
+        } else if (admission == Admission::normal &&
+                   (pending_bytes_ + queued_bytes_ >= options_.max_pending_bytes ||
+                    pending_.size() + queued_records_ >= options_.max_pending_records)) {
             refused = Status(
                 Errc::unavailable,
                 fmt::format("ingress backlog full: {} records ({} bytes) are waiting "

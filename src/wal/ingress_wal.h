@@ -86,7 +86,16 @@ class IngressWal {
     // WAL: shutting_down; a failed one: io_error; a record over the format's limits) runs `done` on
     // the calling thread before append() returns. A timestamp_ms of 0 is set to the clock's wall
     // time. Requests queued before start() are written once it runs.
-    virtual void append(std::vector<IngressRecord> records, Completion done) = 0;
+    //
+    // Admission::replacing skips the back-pressure check: the dispatcher uses it to re-append
+    // records that replace ones already pending (a dead owner's records moved to a sibling), which
+    // leave the backlog once the copy is durable, so a full backlog must not refuse them.
+    enum class Admission { normal, replacing };
+    virtual void append(std::vector<IngressRecord> records, Completion done,
+                        Admission admission) = 0;
+    void append(std::vector<IngressRecord> records, Completion done) {
+        append(std::move(records), std::move(done), Admission::normal);
+    }
 
     // Sets the consumer and hands it every recovered record not yet committed. (Every durable
     // record not yet committed, in fact: a replaced consumer may have dropped what it held. nullptr

@@ -229,6 +229,22 @@ TEST_F(IngressWalTest, BacklogFullIsRefusedWithUnavailable) {
     EXPECT_TRUE(append_and_wait(*wal, {make_record("t", 0, "x4")}).is_ok());
 }
 
+// Rule: a replacing append (the dispatcher moving a dead owner's pending records to a sibling)
+// is admitted even when the backlog is full, so the backlog can drain; a normal one is not.
+TEST_F(IngressWalTest, ReplacingAppendIsAdmittedWhenTheBacklogIsFull) {
+    WalOptions options;
+    options.max_pending_records = 2;
+    auto wal = open(options);
+    wal->start();
+    ASSERT_TRUE(
+        append_and_wait(*wal, {make_record("t", 0, "a"), make_record("t", 0, "b")}).is_ok());
+    EXPECT_EQ(append_and_wait(*wal, {make_record("t", 1, "a")}).code(), Errc::unavailable);
+    EXPECT_TRUE(append_and_wait(*wal, {make_record("t", 1, "a"), make_record("t", 1, "b")},
+                                IngressWal::Admission::replacing)
+                    .is_ok());
+    EXPECT_EQ(wal->stats().pending_records, 4u);
+}
+
 // Rule: the record-count limit refuses appends the same way.
 TEST_F(IngressWalTest, BacklogRecordLimitIsRefusedWithUnavailable) {
     WalOptions options;

@@ -52,10 +52,13 @@ inline IngressRecord make_record(std::string topic, uint32_t partition, std::str
 }
 
 // Appends and waits for the completion.
-inline Status append_and_wait(IngressWal& wal, std::vector<IngressRecord> records) {
+inline Status append_and_wait(IngressWal& wal, std::vector<IngressRecord> records,
+                              IngressWal::Admission admission = IngressWal::Admission::normal) {
     std::promise<Status> done;
     auto future = done.get_future();
-    wal.append(std::move(records), [&done](Status status) { done.set_value(std::move(status)); });
+    wal.append(
+        std::move(records), [&done](Status status) { done.set_value(std::move(status)); },
+        admission);
     if (future.wait_for(kPatience) != std::future_status::ready) {
         ADD_FAILURE() << "append never completed";
         return Status(Errc::timeout, "append never completed");
