@@ -277,9 +277,12 @@ Status EtcdMetaStore::wait_for_revision(int64_t revision, Millis timeout) {
 }
 
 Result<MetaSnapshot> EtcdMetaStore::sync() {
-    // A linearizable read of one key returns the store's current revision.
-    NARAD_ASSIGN_OR_RETURN(RangeResult read, client_.range(keys_.ready()));
-    NARAD_RETURN_IF_ERROR(wait_for_revision(read.revision, options_.catch_up_timeout));
+    // A write under the prefix is ordered after everything committed before it, and the watch
+    // delivers it, so once the replica shows its revision it reflects a linearizable view. (A
+    // linearizable read's revision would do on a dedicated etcd, but on a shared one the last
+    // change may lie outside the prefix and the replica would never report it.)
+    NARAD_ASSIGN_OR_RETURN(int64_t revision, client_.put(keys_.barrier(), ""));
+    NARAD_RETURN_IF_ERROR(wait_for_revision(revision, options_.catch_up_timeout));
     return snapshot();
 }
 

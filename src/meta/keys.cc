@@ -23,6 +23,7 @@ std::string Keys::member(const NodeId& node) const { return prefix_ + "members/"
 std::string Keys::live(const NodeId& node) const { return prefix_ + "live/" + node.value(); }
 std::string Keys::election() const { return prefix_ + "election"; }
 std::string Keys::ready() const { return prefix_ + "ready"; }
+std::string Keys::barrier() const { return prefix_ + "barrier"; }
 
 Keys::Parsed Keys::parse(std::string_view key) const {
     Parsed parsed;

@@ -28,6 +28,8 @@ class Keys {
     std::string election() const;
     // Written by a controller once its start-up reconcile is done.
     std::string ready() const;
+    // Rewritten by EtcdMetaStore::sync() as a barrier; carries nothing.
+    std::string barrier() const;
 
     // What a key under prefix() is.
     struct Parsed {
