@@ -10,7 +10,9 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "io/file_system.h"
+#include "meta/codec.h"
 #include "meta/etcd_supervisor.h"
+#include "meta/local_meta_store.h"
 #include "net/etcd_transport.h"
 #include "net/http_client.h"
 #include "node/node.h"
@@ -94,6 +96,7 @@ class ClusterRuntime::Impl {
         std::string etcd_dir = io::join_path(options_.data_dir, "etcd");
         bool has_member = fs_.stat(io::join_path(etcd_dir, "member")).is_ok();
         std::vector<std::string> endpoints;
+        bool bootstrapped = false;
         if (!options_.meta_endpoints.empty()) {
             endpoints = options_.meta_endpoints;
         } else if (has_member) {
@@ -119,12 +122,14 @@ class ClusterRuntime::Impl {
         } else {
             NARAD_RETURN_IF_ERROR(start_etcd(etcd_dir, {}, /*new_cluster=*/true));
             endpoints.push_back(etcd_->client_url());
+            bootstrapped = true;
         }
 
         transport_ = std::make_unique<net::HttpEtcdTransport>();
         client_ = std::make_unique<meta::EtcdClient>(
             *transport_, meta::EtcdClientOptions{.endpoints = endpoints});
         NARAD_RETURN_IF_ERROR(open_store());
+        if (bootstrapped) NARAD_RETURN_IF_ERROR(import_single_node_state());
 
         // Remember the cluster for restarts (with every voter's client URL we know of).
         SavedCluster next{options_.cluster_name, etcd_ != nullptr, endpoints};
@@ -245,6 +250,39 @@ class ClusterRuntime::Impl {
     std::mutex join_mutex_;
 
   private:
+    // A data directory written by the single-node release keeps its topics in <data>/meta/state.
+    // The first start of a new cluster on it moves them into etcd (every partition owned here,
+    // where its data is), so its topics and the records still in its ingress WAL are not lost;
+    // the file is then renamed so it is imported once.
+    Status import_single_node_state() {
+        std::string directory = io::join_path(options_.data_dir, "meta");
+        std::string state_path = io::join_path(directory, "state");
+        if (!fs_.stat(state_path).is_ok()) return Status::ok();
+        NARAD_ASSIGN_OR_RETURN(auto local, meta::LocalMetaStore::open(fs_, directory));
+        meta::MetaSnapshot old_state = local->snapshot();
+        const meta::Keys& keys = store_->keys();
+        for (const auto& [name, topic] : old_state->topics) {
+            std::vector<meta::TxnOp> puts{
+                meta::TxnOp::put(keys.topic(name), meta::encode_topic(topic))};
+            for (uint32_t p = 0; p < topic.partitions; ++p) {
+                puts.push_back(meta::TxnOp::put(
+                    keys.assignment(name, PartitionId(p)),
+                    meta::encode_assignment(meta::Assignment{options_.node_id, {}})));
+            }
+            NARAD_ASSIGN_OR_RETURN(
+                meta::TxnResult written,
+                client_->txn({meta::Compare::missing(keys.topic(name))}, std::move(puts)));
+            if (written.succeeded) {
+                NARAD_RETURN_IF_ERROR(store_->wait_for_revision(written.revision, Millis(10'000)));
+            }
+        }
+        NARAD_RETURN_IF_ERROR(fs_.rename(state_path, state_path + ".imported"));
+        NARAD_RETURN_IF_ERROR(fs_.sync_directory(directory));
+        NARAD_LOG_INFO("imported {} topics of the single-node metastore {} into the cluster",
+                       old_state->topics.size(), state_path);
+        return Status::ok();
+    }
+
     Status start_etcd(const std::string& directory, std::string initial_cluster, bool new_cluster) {
         meta::EtcdSupervisorOptions etcd;
         etcd.binary = options_.etcd_binary;
