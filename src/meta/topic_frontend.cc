@@ -154,6 +154,10 @@ Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
 
 Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequest& request) {
     NARAD_RETURN_IF_ERROR(validate_update(request));
+    // One update at a time: each builds on the record the previous one wrote (a store write
+    // returns once this node's view shows it), so concurrent PATCHes of different fields never
+    // overwrite each other.
+    std::lock_guard lock(update_mutex_);
     MetaSnapshot snapshot = store_.snapshot();
     const Topic* current = snapshot->find_topic(name);
     if (current == nullptr) return Status(Errc::not_found, "topic not found");

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +79,7 @@ class TopicFrontend {
     Clock& clock_;
     TopicPolicy policy_;
     Placement placement_;
+    std::mutex update_mutex_;  // serializes update()
 };
 
 // A fresh random incarnation id (16 lower-case hex characters).
