@@ -1,5 +1,7 @@
 #include "net/http.h"
 
+#include "base/url.h"
+
 namespace narad::net {
 namespace {
 
@@ -103,24 +105,6 @@ bool parse_target(std::string_view target, std::string& path,
     return true;
 }
 
-std::string url_encode(std::string_view value) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    std::string out;
-    out.reserve(value.size());
-    for (char c : value) {
-        auto u = static_cast<unsigned char>(c);
-        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        // RFC 3986 unreserved characters pass through; everything else is escaped, so the result
-        // is safe both in a path segment and in a query value.
-        if (alnum || c == '-' || c == '.' || c == '_' || c == '~') {
-            out.push_back(c);
-        } else {
-            out.push_back('%');
-            out.push_back(kHex[u >> 4]);
-            out.push_back(kHex[u & 0xF]);
-        }
-    }
-    return out;
-}
+std::string url_encode(std::string_view value) { return percent_encode(value); }
 
 }  // namespace narad::net

@@ -52,7 +52,8 @@ class HttpHandler {
 // Splits a target into path and decoded query parameters. Returns false on a malformed escape.
 bool parse_target(std::string_view target, std::string& path,
                   std::vector<std::pair<std::string, std::string>>& query);
-// Percent-encodes a string for use in a path segment or query value.
+// Percent-encodes a string for use in a path segment or query value (RFC 3986 unreserved
+// characters kept; base/url.h percent_encode, named here for net callers).
 std::string url_encode(std::string_view value);
 
 }  // namespace narad::net

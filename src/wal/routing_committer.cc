@@ -2,27 +2,11 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/url.h"
 #include "wal/commit_codec.h"
 
 namespace narad::wal {
 namespace {
-
-// Percent-encodes everything but RFC 3986's unreserved characters (wal/ does not use net/).
-std::string encode_component(std::string_view text) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    std::string out;
-    for (char c : text) {
-        auto u = static_cast<unsigned char>(c);
-        if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-            out.push_back(c);
-        } else {
-            out.push_back('%');
-            out.push_back(kHex[u >> 4]);
-            out.push_back(kHex[u & 15]);
-        }
-    }
-    return out;
-}
 
 metrics::Family<metrics::Counter>& remote_commits() {
     static auto& family = metrics::Registry::global().counter(
@@ -35,8 +19,8 @@ metrics::Family<metrics::Counter>& remote_commits() {
 
 std::string commit_target(std::string_view topic, std::string_view incarnation,
                           PartitionId partition, uint64_t revision) {
-    return "/internal/v1/commit?topic=" + encode_component(topic) +
-           "&incarnation=" + encode_component(incarnation) +
+    return "/internal/v1/commit?topic=" + percent_encode(topic) +
+           "&incarnation=" + percent_encode(incarnation) +
            "&partition=" + std::to_string(partition.value()) +
            "&revision=" + std::to_string(revision);
 }
