@@ -112,11 +112,7 @@ class RecordingCommitter final : public wal::PartitionCommitter {
 class InternalCommitTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        meta::Topic topic;
-        topic.name = "t";
-        topic.incarnation = IncarnationId("inc-1");
-        topic.partitions = 2;
-        ASSERT_TRUE(store_.create_topic(topic, {NodeId("me"), NodeId("other")}).is_ok());
+        ASSERT_TRUE(store_.create_topic_owned_by("t", {"me", "other"}).is_ok());
         register_internal_commit_route(router_.routes(), context_);
     }
     std::string body() {

@@ -58,6 +58,19 @@ class FakeMetaStore final : public MetaStore {
         return topic;
     }
 
+    // Test shorthand: creates topic `name` (incarnation `incarnation`, other fields default) with
+    // one partition per entry of `owners`, partition i owned by owners[i].
+    Result<Topic> create_topic_owned_by(std::string name, const std::vector<std::string>& owners,
+                                        std::string incarnation = "inc-1") {
+        Topic topic;
+        topic.name = std::move(name);
+        topic.incarnation = IncarnationId(std::move(incarnation));
+        topic.partitions = static_cast<uint32_t>(owners.size());
+        std::vector<NodeId> ids;
+        for (const auto& owner : owners) ids.emplace_back(owner);
+        return create_topic(std::move(topic), std::move(ids));
+    }
+
     Result<Topic> update_topic(Topic topic, std::vector<NodeId> added_owners) override {
         std::lock_guard write(write_mutex_);
         MetaSnapshot current = snapshot();

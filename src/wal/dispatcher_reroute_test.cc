@@ -12,9 +12,7 @@
 namespace narad::wal {
 namespace {
 
-using testing::append_and_wait;
 using testing::FakeCommitter;
-using testing::make_record;
 
 // Reroutes one partition to another while `active`.
 class FakeReroute final : public ReroutePolicy {
@@ -32,14 +30,8 @@ class FakeReroute final : public ReroutePolicy {
     uint32_t to_;
 };
 
-class DispatcherRerouteTest : public ::testing::Test {
+class DispatcherRerouteTest : public testing::IngressWalFixture {
   protected:
-    void SetUp() override {
-        auto wal = IngressWal::open(fs_, clock_, dir_.file("ingress"), {});
-        ASSERT_TRUE(wal.is_ok()) << wal.status().to_string();
-        wal_ = std::move(wal).value();
-        wal_->start();
-    }
     void TearDown() override { failpoint::clear_all(); }
 
     DispatcherOptions options(ReroutePolicy* policy) {
@@ -48,14 +40,7 @@ class DispatcherRerouteTest : public ::testing::Test {
         options.reroute = policy;
         return options;
     }
-    void append(uint32_t partition, const std::string& value) {
-        ASSERT_TRUE(append_and_wait(*wal_, {make_record("t", partition, value)}).is_ok());
-    }
 
-    testing::TempDir dir_;
-    io::FaultInjectionFileSystem fs_;
-    FakeClock clock_;
-    std::unique_ptr<IngressWal> wal_;
     FakeCommitter committer_;
 };
 
@@ -65,8 +50,8 @@ class DispatcherRerouteTest : public ::testing::Test {
 TEST_F(DispatcherRerouteTest, DeadPartitionRecordsAreCommittedToSibling) {
     FakeReroute policy(0, 1);
     Dispatcher dispatcher(clock_, *wal_, committer_, options(&policy));
-    for (int i = 0; i < 5; ++i) append(0, "v" + std::to_string(i));
-    append(2, "other");
+    for (int i = 0; i < 5; ++i) append("t", 0, "v" + std::to_string(i));
+    append("t", 2, "other");
     dispatcher.start();
     ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 6; }));
     EXPECT_EQ(committer_.attempts({"t", 0}), 0u);
@@ -95,7 +80,7 @@ TEST_F(DispatcherRerouteTest, CrashBetweenReappendAndMarkDuplicatesNeverLoses) {
     opts.threads = 1;
     opts.max_batch_records = 3;
     Dispatcher dispatcher(clock_, *wal_, committer_, opts);
-    for (int i = 0; i < 3; ++i) append(0, "v" + std::to_string(i));
+    for (int i = 0; i < 3; ++i) append("t", 0, "v" + std::to_string(i));
     dispatcher.start();
     // The first re-append is durable; its copies are committed to partition 1 while the
     // originals wait for their retry.
@@ -118,7 +103,7 @@ TEST_F(DispatcherRerouteTest, NoRerouteCommitsInPlace) {
     FakeReroute policy(0, 1);
     policy.active = false;
     Dispatcher dispatcher(clock_, *wal_, committer_, options(&policy));
-    append(0, "a");
+    append("t", 0, "a");
     dispatcher.start();
     ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 1; }));
     EXPECT_EQ(committer_.values({"t", 0}), (std::vector<std::string>{"a"}));
@@ -128,12 +113,7 @@ TEST_F(DispatcherRerouteTest, NoRerouteCommitsInPlace) {
 class DeadOwnerRerouteTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        meta::Topic topic;
-        topic.name = "t";
-        topic.incarnation = IncarnationId("inc-1");
-        topic.partitions = 4;
-        ASSERT_TRUE(store_.create_topic(topic, {NodeId("a"), NodeId("b"), NodeId("c"), NodeId("a")})
-                        .is_ok());
+        ASSERT_TRUE(store_.create_topic_owned_by("t", {"a", "b", "c", "a"}).is_ok());
         store_.update([&](meta::MetaState& state) {
             state.live = {NodeId("a"), NodeId("b"), NodeId("c")};
         });

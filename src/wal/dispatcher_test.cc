@@ -15,31 +15,15 @@ using testing::append_and_wait;
 using testing::FakeCommitter;
 using testing::make_record;
 
-class DispatcherTest : public ::testing::Test {
+class DispatcherTest : public testing::IngressWalFixture {
   protected:
-    void SetUp() override {
-        auto wal = IngressWal::open(fs_, clock_, dir_.file("ingress"), {});
-        ASSERT_TRUE(wal.is_ok()) << wal.status().to_string();
-        wal_ = std::move(wal).value();
-        wal_->start();
-    }
-
     DispatcherOptions options(uint32_t threads) {
         DispatcherOptions options;
         options.threads = threads;
         options.retry_interval = Millis(1000);
         return options;
     }
-    void append(const std::string& topic, uint32_t partition, const std::string& value,
-                const std::string& incarnation = "inc-1") {
-        ASSERT_TRUE(
-            append_and_wait(*wal_, {make_record(topic, partition, value, incarnation)}).is_ok());
-    }
 
-    testing::TempDir dir_;
-    io::FaultInjectionFileSystem fs_;
-    FakeClock clock_;
-    std::unique_ptr<IngressWal> wal_;
     FakeCommitter committer_;
 };
 

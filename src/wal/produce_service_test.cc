@@ -11,21 +11,12 @@
 namespace narad::wal {
 namespace {
 
-class ProduceServiceTest : public ::testing::Test {
+class ProduceServiceTest : public testing::IngressWalFixture {
   protected:
     void SetUp() override {
-        auto wal = IngressWal::open(fs_, clock_, dir_.file("ingress"), {});
-        ASSERT_TRUE(wal.is_ok()) << wal.status().to_string();
-        wal_ = std::move(wal).value();
-        wal_->set_consumer(collector_.consumer());
-        wal_->start();
+        ASSERT_NO_FATAL_FAILURE(open_wal(collector_.consumer()));
         service_ = std::make_unique<ProduceService>(clock_, store_, *wal_, &liveness_);
-        meta::Topic topic;
-        topic.name = "t";
-        topic.incarnation = IncarnationId("inc-1");
-        topic.partitions = 4;
-        ASSERT_TRUE(store_.create_topic(topic, {NodeId("a"), NodeId("b"), NodeId("c"), NodeId("a")})
-                        .is_ok());
+        ASSERT_TRUE(store_.create_topic_owned_by("t", {"a", "b", "c", "a"}).is_ok());
         store_.update([](meta::MetaState& state) {
             state.live = {NodeId("a"), NodeId("b"), NodeId("c")};
         });
@@ -60,11 +51,7 @@ class ProduceServiceTest : public ::testing::Test {
         }
     }
 
-    testing::TempDir dir_;
-    io::FaultInjectionFileSystem fs_;
-    FakeClock clock_;
     meta::FakeMetaStore store_;
-    std::unique_ptr<IngressWal> wal_;
     testing::Collector collector_;
     OwnerLiveness liveness_{clock_, Millis(30'000)};
     std::unique_ptr<ProduceService> service_;

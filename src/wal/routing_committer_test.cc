@@ -48,11 +48,7 @@ class FakePeers final : public PeerClient {
 class RoutingCommitterTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        meta::Topic topic;
-        topic.name = "t";
-        topic.incarnation = IncarnationId("inc-1");
-        topic.partitions = 3;
-        ASSERT_TRUE(store_.create_topic(topic, {NodeId("a"), NodeId("b"), NodeId("c")}).is_ok());
+        ASSERT_TRUE(store_.create_topic_owned_by("t", {"a", "b", "c"}).is_ok());
         store_.update([](meta::MetaState& state) {
             for (const char* node : {"a", "b", "c"}) {
                 state.members[NodeId(node)] = meta::MemberInfo{.id = NodeId(node)};

@@ -1,6 +1,7 @@
-// Test helpers for the wal module: a temporary directory, a synchronous append, a consumer that
-// collects what the WAL hands over, and a fake PartitionCommitter that deduplicates by producer
-// stamp the way a partition log does. Tests only; every helper is thread-safe.
+// Test helpers for the wal module: a temporary directory, a synchronous append, a fixture owning a
+// started IngressWal, a consumer that collects what the WAL hands over, and a fake
+// PartitionCommitter that deduplicates by producer stamp the way a partition log does. Tests only;
+// every helper is thread-safe.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,12 +12,15 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
+#include "io/fault_injection_fs.h"
 #include "io/file_system.h"
 #include "wal/dispatcher.h"
 #include "wal/ingress_wal.h"
@@ -65,6 +69,36 @@ inline Status append_and_wait(IngressWal& wal, std::vector<IngressRecord> record
     }
     return future.get();
 }
+
+// Fixture base: a fault-injecting file system, a fake clock and an IngressWal with default options
+// in a fresh directory ("ingress" under dir_), started by SetUp. A test that must set a consumer
+// first overrides SetUp and calls ASSERT_NO_FATAL_FAILURE(open_wal(consumer)) itself. Members a
+// subclass adds are destroyed before wal_, so a subclass whose objects the WAL calls back stops
+// the WAL in TearDown.
+class IngressWalFixture : public ::testing::Test {
+  protected:
+    void SetUp() override { ASSERT_NO_FATAL_FAILURE(open_wal()); }
+
+    // Opens the WAL, hands it `consumer` (when set) and starts it.
+    void open_wal(IngressWal::Consumer consumer = nullptr) {
+        auto wal = IngressWal::open(fs_, clock_, dir_.file("ingress"), {});
+        ASSERT_TRUE(wal.is_ok()) << wal.status().to_string();
+        wal_ = std::move(wal).value();
+        if (consumer) wal_->set_consumer(std::move(consumer));
+        wal_->start();
+    }
+    // Appends one record and fails the test unless it becomes durable.
+    void append(const std::string& topic, uint32_t partition, const std::string& value,
+                const std::string& incarnation = "inc-1") {
+        ASSERT_TRUE(
+            append_and_wait(*wal_, {make_record(topic, partition, value, incarnation)}).is_ok());
+    }
+
+    TempDir dir_;
+    io::FaultInjectionFileSystem fs_;
+    FakeClock clock_;
+    std::unique_ptr<IngressWal> wal_;
+};
 
 // Files in a directory whose names end with ".wal".
 inline std::vector<std::string> segment_files(const std::string& directory) {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cluster/harness.h"
+#include "cluster/ledger.h"
 
 namespace narad::testing {
 namespace {
@@ -29,68 +30,6 @@ ClusterOptions three_nodes() {
     options.env = fast_failover_env();
     return options;
 }
-
-// Which message ids got a 202 and how often each came back.
-class Ledger {
-  public:
-    explicit Ledger(int capacity) : accepted_(capacity, 0), delivered_(capacity, 0) {}
-    int capacity() const { return static_cast<int>(accepted_.size()); }
-    void accept(int id) {
-        std::lock_guard lock(mutex_);
-        if (accepted_[id]++ == 0) ++accepted_count_;
-    }
-    // Ids outside the ledger are someone else's (a bug): counted as strays.
-    void deliver(int id) {
-        std::lock_guard lock(mutex_);
-        if (id < 0 || id >= capacity()) {
-            ++strays_;
-            return;
-        }
-        if (delivered_[id]++ == 0) ++delivered_count_;
-        ++deliveries_;
-    }
-    int accepted_count() {
-        std::lock_guard lock(mutex_);
-        return accepted_count_;
-    }
-    // Accepted (202) but never delivered.
-    std::vector<int> lost() {
-        std::lock_guard lock(mutex_);
-        std::vector<int> out;
-        for (int id = 0; id < capacity(); ++id) {
-            if (accepted_[id] > 0 && delivered_[id] == 0) out.push_back(id);
-        }
-        return out;
-    }
-    bool nothing_lost() { return lost().empty(); }
-    int64_t duplicates() {
-        std::lock_guard lock(mutex_);
-        return deliveries_ - delivered_count_;
-    }
-    int64_t strays() {
-        std::lock_guard lock(mutex_);
-        return strays_;
-    }
-    std::string summary() {
-        std::vector<int> missing = lost();
-        std::lock_guard lock(mutex_);
-        return "accepted " + std::to_string(accepted_count_) + ", deliveries " +
-               std::to_string(deliveries_) + ", duplicates " +
-               std::to_string(deliveries_ - delivered_count_) + ", lost " +
-               std::to_string(missing.size()) +
-               (missing.empty() ? "" : " (first " + std::to_string(missing.front()) + ")") +
-               ", strays " + std::to_string(strays_);
-    }
-
-  private:
-    std::mutex mutex_;
-    std::vector<uint8_t> accepted_;
-    std::vector<uint32_t> delivered_;
-    int accepted_count_ = 0;
-    int delivered_count_ = 0;
-    int64_t deliveries_ = 0;
-    int64_t strays_ = 0;
-};
 
 // One unkeyed produce of {"id":N}; the response (or the transport error).
 Result<net::HttpResponse> produce(net::HttpClient& client, const std::string& topic, int id) {

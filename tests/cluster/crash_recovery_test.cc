@@ -2,12 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 
 #include "cluster/harness.h"
+#include "cluster/ledger.h"
 
 namespace narad::testing {
 namespace {
@@ -22,49 +22,6 @@ constexpr int kPerProducer = 17'000;  // 102,000 messages in all
 constexpr int kBatch = 100;
 constexpr int kConsumers = 2;
 constexpr int kTotal = kProducers * kPerProducer;
-
-class Ledger {
-  public:
-    Ledger() : accepted_(kTotal, 0), delivered_(kTotal, 0) {}
-    void accept(int id) {
-        std::lock_guard lock(mutex_);
-        if (accepted_[id]++ == 0) ++accepted_count_;
-    }
-    void deliver(int id) {
-        std::lock_guard lock(mutex_);
-        if (delivered_[id]++ == 0) ++delivered_count_;
-        ++deliveries_;
-    }
-    int accepted_count() {
-        std::lock_guard lock(mutex_);
-        return accepted_count_;
-    }
-    // Accepted (202) but never delivered.
-    std::vector<int> lost() {
-        std::lock_guard lock(mutex_);
-        std::vector<int> out;
-        for (int id = 0; id < kTotal; ++id) {
-            if (accepted_[id] > 0 && delivered_[id] == 0) out.push_back(id);
-        }
-        return out;
-    }
-    int64_t duplicates() {
-        std::lock_guard lock(mutex_);
-        return deliveries_ - delivered_count_;
-    }
-    int64_t deliveries() {
-        std::lock_guard lock(mutex_);
-        return deliveries_;
-    }
-
-  private:
-    std::mutex mutex_;
-    std::vector<uint8_t> accepted_;
-    std::vector<uint32_t> delivered_;
-    int accepted_count_ = 0;
-    int delivered_count_ = 0;
-    int64_t deliveries_ = 0;
-};
 
 // Rule: a produce answered 202 is durable: after a SIGKILL at a random moment and a restart,
 // consuming and acking everything delivers every accepted message (lost = 0); duplicates are
@@ -83,7 +40,7 @@ TEST(CrashRecoveryTest, EveryAcceptedMessageIsDeliveredAfterKill9) {
     int kill_after = std::uniform_int_distribution<int>(kTotal / 8, kTotal * 3 / 4)(random);
     std::printf("seed %u: SIGKILL once %d messages are accepted\n", seed, kill_after);
 
-    Ledger ledger;
+    Ledger ledger(kTotal);
     std::atomic<bool> producing_done{false};
     std::atomic<int> producers_left{kProducers};
     std::atomic<int64_t> refused{0};
@@ -180,6 +137,8 @@ TEST(CrashRecoveryTest, EveryAcceptedMessageIsDeliveredAfterKill9) {
     ::testing::Test::RecordProperty("duplicates", std::to_string(ledger.duplicates()));
     EXPECT_TRUE(drained);
     EXPECT_EQ(ledger.accepted_count(), kTotal);
+    // An id outside 0..kTotal-1 is not a message this test sent.
+    EXPECT_EQ(ledger.strays(), 0);
     EXPECT_TRUE(lost.empty()) << lost.size() << " accepted messages were never delivered, first "
                               << (lost.empty() ? -1 : lost.front());
     EXPECT_EQ(node.stop(), 0);

@@ -1,0 +1,69 @@
+#include "cluster/ledger.h"
+
+#include <gtest/gtest.h>
+
+namespace narad::testing {
+
+Ledger::Ledger(int capacity) : accepted_(capacity, 0), delivered_(capacity, 0) {}
+
+void Ledger::accept(int id) {
+    std::lock_guard lock(mutex_);
+    // An id the test itself made up out of range is a bug in the test, not in the node.
+    EXPECT_TRUE(id >= 0 && id < capacity()) << "accepted id " << id << " outside the ledger";
+    if (id < 0 || id >= capacity()) return;
+    // Saturate: the counter only tells "accepted at least once".
+    if (accepted_[id] == 0) ++accepted_count_;
+    accepted_[id] = 1;
+}
+
+void Ledger::deliver(int id) {
+    std::lock_guard lock(mutex_);
+    if (id < 0 || id >= capacity()) {
+        ++strays_;
+        return;
+    }
+    if (delivered_[id]++ == 0) ++delivered_count_;
+    ++deliveries_;
+}
+
+int Ledger::accepted_count() {
+    std::lock_guard lock(mutex_);
+    return accepted_count_;
+}
+
+std::vector<int> Ledger::lost() {
+    std::lock_guard lock(mutex_);
+    std::vector<int> out;
+    for (int id = 0; id < capacity(); ++id) {
+        if (accepted_[id] > 0 && delivered_[id] == 0) out.push_back(id);
+    }
+    return out;
+}
+
+int64_t Ledger::deliveries() {
+    std::lock_guard lock(mutex_);
+    return deliveries_;
+}
+
+int64_t Ledger::duplicates() {
+    std::lock_guard lock(mutex_);
+    return deliveries_ - delivered_count_;
+}
+
+int64_t Ledger::strays() {
+    std::lock_guard lock(mutex_);
+    return strays_;
+}
+
+std::string Ledger::summary() {
+    std::vector<int> missing = lost();
+    std::lock_guard lock(mutex_);
+    return "accepted " + std::to_string(accepted_count_) + ", deliveries " +
+           std::to_string(deliveries_) + ", duplicates " +
+           std::to_string(deliveries_ - delivered_count_) + ", lost " +
+           std::to_string(missing.size()) +
+           (missing.empty() ? "" : " (first " + std::to_string(missing.front()) + ")") +
+           ", strays " + std::to_string(strays_);
+}
+
+}  // namespace narad::testing

@@ -1,0 +1,48 @@
+// The message ledger of the multi-process tests: which message ids got a 202 and how often each
+// came back, so a test can report lost messages (accepted, never delivered) and duplicates
+// (delivered more than once). Ids run from 0 to capacity - 1; a delivered id outside that range
+// is someone else's message (a bug) and is counted as a stray. The ledger owns its counts; any
+// thread may call any method (one mutex guards everything).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace narad::testing {
+
+class Ledger {
+  public:
+    explicit Ledger(int capacity);
+
+    int capacity() const { return static_cast<int>(accepted_.size()); }
+    // The node answered 202 for message `id` (0 <= id < capacity).
+    void accept(int id);
+    // A consumer got message `id` back.
+    void deliver(int id);
+
+    // Distinct ids accepted.
+    int accepted_count();
+    // Accepted (202) but never delivered, in id order.
+    std::vector<int> lost();
+    bool nothing_lost() { return lost().empty(); }
+    // Deliveries of ids inside the ledger, repeats included.
+    int64_t deliveries();
+    // Deliveries beyond the first of each id.
+    int64_t duplicates();
+    int64_t strays();
+    // "accepted A, deliveries D, duplicates U, lost L (first F), strays S".
+    std::string summary();
+
+  private:
+    std::mutex mutex_;
+    std::vector<uint8_t> accepted_;    // GUARDED_BY(mutex_); size fixed at construction
+    std::vector<uint32_t> delivered_;  // GUARDED_BY(mutex_); size fixed at construction
+    int accepted_count_ = 0;           // GUARDED_BY(mutex_)
+    int delivered_count_ = 0;          // GUARDED_BY(mutex_)
+    int64_t deliveries_ = 0;           // GUARDED_BY(mutex_)
+    int64_t strays_ = 0;               // GUARDED_BY(mutex_)
+};
+
+}  // namespace narad::testing
