@@ -193,17 +193,27 @@ void Controller::promote_learners() {
             continue;
         }
         NARAD_LOG_INFO("promoted etcd learner {} to voter", member.name);
-        meta::MetaSnapshot snapshot = store_.snapshot();
+    }
+    // Member records follow etcd's list. Checked every pass rather than once after a promotion:
+    // a joining node writes its record when it starts, which may be just after its promotion,
+    // with the role it saw a moment before.
+    members = client.member_list();
+    if (!members.is_ok()) return;
+    meta::MetaSnapshot snapshot = store_.snapshot();
+    for (const meta::Member& member : *members) {
+        if (member.is_learner) continue;
         const meta::MemberInfo* info = snapshot->find_member(NodeId(member.name));
-        if (info != nullptr) {
-            meta::MemberInfo updated = *info;
-            updated.etcd_role = meta::EtcdRole::voter;
-            updated.etcd_member_id = member.id;
-            Status recorded = store_.put_member(updated);
-            if (!recorded.is_ok()) {
-                NARAD_LOG_WARN("recording {} as an etcd voter failed: {}", member.name,
-                               recorded.to_string());
-            }
+        if (info == nullptr ||
+            (info->etcd_role == meta::EtcdRole::voter && info->etcd_member_id == member.id)) {
+            continue;
+        }
+        meta::MemberInfo updated = *info;
+        updated.etcd_role = meta::EtcdRole::voter;
+        updated.etcd_member_id = member.id;
+        Status recorded = store_.put_member(updated);
+        if (!recorded.is_ok()) {
+            NARAD_LOG_WARN("recording {} as an etcd voter failed: {}", member.name,
+                           recorded.to_string());
         }
     }
 }

@@ -5,7 +5,8 @@
 // reads linearizably (sync), runs its start-up reconcile, and only then writes the "ready" record
 // that opens topic creation (/readyz). While it leads, every `leadership_check` it checks that its
 // election key still stands and promotes an etcd learner that has caught up with the leader's log
-// (recording the member as a voter); every `tick` it notes members that went down or came back,
+// and keeps members' records in step with etcd's member list (a promoted learner's record says
+// voter); every `tick` it notes members that went down or came back,
 // on its own clock (the replica's down_since), logging when one has been down longer than
 // `dead_after`.
 // stop() resigns, so another node takes over at once instead of after the lease TTL.
