@@ -6,15 +6,10 @@
 #include <iomanip>
 #include <sstream>
 
+#include "compare/server_process.h"
+
 namespace narad::compare {
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 std::string trim(std::string text) {
     const auto first = text.find_first_not_of(" \t\r\n");
@@ -70,11 +65,11 @@ std::string parse_os_release(const std::string& text) {
 
 MachineInfo read_machine_info() {
     MachineInfo info;
-    parse_cpuinfo(read_file("/proc/cpuinfo"), info);
-    parse_meminfo(read_file("/proc/meminfo"), info);
+    parse_cpuinfo(read_text_file("/proc/cpuinfo"), info);
+    parse_meminfo(read_text_file("/proc/meminfo"), info);
     utsname name{};
     if (::uname(&name) == 0) info.kernel = std::string(name.sysname) + " " + name.release;
-    info.os = parse_os_release(read_file("/etc/os-release"));
+    info.os = parse_os_release(read_text_file("/etc/os-release"));
     return info;
 }
 

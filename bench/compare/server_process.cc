@@ -22,13 +22,6 @@ extern char** environ;
 namespace narad::compare {
 namespace {
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 bool port_free(uint16_t port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return false;
@@ -136,18 +129,19 @@ void ServerProcess::kill() {
 
 std::optional<uint64_t> ServerProcess::peak_rss_bytes() const {
     if (pid_.load() <= 0) return std::nullopt;
-    return parse_vm_hwm_bytes(read_file("/proc/" + std::to_string(pid_.load()) + "/status"));
+    return parse_vm_hwm_bytes(read_text_file("/proc/" + std::to_string(pid_.load()) + "/status"));
 }
 
 std::optional<double> ServerProcess::cpu_seconds() const {
     if (pid_.load() <= 0) return std::nullopt;
-    auto ticks = parse_stat_cpu_ticks(read_file("/proc/" + std::to_string(pid_.load()) + "/stat"));
+    auto ticks =
+        parse_stat_cpu_ticks(read_text_file("/proc/" + std::to_string(pid_.load()) + "/stat"));
     if (!ticks) return std::nullopt;
     return double(*ticks) / double(::sysconf(_SC_CLK_TCK));
 }
 
 std::string ServerProcess::log_tail(size_t bytes) const {
-    std::string text = read_file(log_path_);
+    std::string text = read_text_file(log_path_);
     if (text.size() > bytes) text = text.substr(text.size() - bytes);
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     return text;
@@ -176,6 +170,13 @@ Result<std::string> find_executable(const std::string& name) {
         }
     }
     return Status(Errc::not_found, name + ": not found in PATH");
+}
+
+std::string read_text_file(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
 }
 
 Result<uint16_t> free_port(bool pair) {

@@ -65,6 +65,8 @@ Result<std::string> find_executable(const std::string& name);
 
 // A loopback TCP port that was free a moment ago; with `pair`, port + 1 was free as well.
 Result<uint16_t> free_port(bool pair = false);
+// The whole text of a file (procfs included, whose sizes read 0); empty if it cannot be read.
+std::string read_text_file(const std::string& path);
 
 // Parsers of /proc text, exposed for tests: "VmHWM:  1234 kB" → bytes; the stat line → ticks of
 // CPU (utime + stime + cutime + cstime).
