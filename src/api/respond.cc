@@ -33,6 +33,7 @@ net::HttpResponse domain_error_response(const Status& status, std::string_view o
         case Errc::gone:
         case Errc::payload_too_large:
         case Errc::not_owner:
+        case Errc::frozen:
         case Errc::too_many_requests:
         case Errc::acked_ahead_full:
         case Errc::unavailable:

@@ -23,6 +23,7 @@ namespace narad {
     X(gone, 410, "gone")                                \
     X(payload_too_large, 413, "request body too large") \
     X(not_owner, 421, "not the partition owner")        \
+    X(frozen, 423, "partition frozen for a move")       \
     X(too_many_requests, 429, "too many requests")      \
     X(internal, 500, "internal error")                  \
     X(io_error, 500, "i/o error")                       \

@@ -417,4 +417,76 @@ Status EtcdMetaStore::remove_member(const NodeId& node) {
     return after_write(result.revision);
 }
 
+Result<size_t> EtcdMetaStore::set_targets(const std::vector<TargetChange>& changes) {
+    size_t applied = 0;
+    int64_t last_revision = 0;
+    for (const TargetChange& change : changes) {
+        std::string key = keys_.assignment(change.partition.topic, change.partition.partition);
+        NARAD_ASSIGN_OR_RETURN(
+            TxnResult result,
+            fenced_txn({Compare::value_is(key, encode_assignment(change.expected))},
+                       {TxnOp::put(key, encode_assignment(
+                                            Assignment{change.expected.owner, change.target}))}));
+        if (result.succeeded) {
+            ++applied;
+            last_revision = result.revision;
+        }
+    }
+    if (last_revision > 0) NARAD_RETURN_IF_ERROR(after_write(last_revision));
+    return applied;
+}
+
+Result<FlipOutcome> EtcdMetaStore::complete_move(const PartitionKey& partition,
+                                                 const NodeId& source, const NodeId& target,
+                                                 const std::string& freeze_token) {
+    std::string key = keys_.assignment(partition.topic, partition.partition);
+    std::string freeze = keys_.freeze(partition.topic, partition.partition);
+    NARAD_ASSIGN_OR_RETURN(
+        TxnResult result,
+        client_.txn({Compare::value_is(key, encode_assignment(Assignment{source, target})),
+                     Compare::value_is(freeze, freeze_token)},
+                    {TxnOp::put(key, encode_assignment(Assignment{target, {}}))},
+                    {TxnOp::range(key)}));
+    if (result.succeeded) {
+        NARAD_RETURN_IF_ERROR(after_write(result.revision));
+        return FlipOutcome::flipped;
+    }
+    const RangeResult& read = result.ranges.front();
+    if (read.kvs.empty()) return FlipOutcome::refused;
+    NARAD_ASSIGN_OR_RETURN(Assignment now, decode_assignment(read.kvs.front().value));
+    if (now.owner == target) {
+        NARAD_RETURN_IF_ERROR(after_write(read.revision));
+        return FlipOutcome::already_flipped;
+    }
+    if (now.owner == source && now.target == target) return FlipOutcome::freeze_lapsed;
+    return FlipOutcome::refused;
+}
+
+Result<std::optional<Assignment>> EtcdMetaStore::read_assignment(const PartitionKey& partition) {
+    NARAD_ASSIGN_OR_RETURN(RangeResult read,
+                           client_.range(keys_.assignment(partition.topic, partition.partition)));
+    if (read.kvs.empty()) return std::optional<Assignment>();
+    NARAD_ASSIGN_OR_RETURN(Assignment assignment, decode_assignment(read.kvs.front().value));
+    return std::optional<Assignment>(std::move(assignment));
+}
+
+Result<int64_t> EtcdMetaStore::hold_freeze(const PartitionKey& partition, const std::string& token,
+                                           Millis ttl) {
+    int64_t seconds = std::max<int64_t>(
+        1, std::chrono::duration_cast<std::chrono::seconds>(ttl + Millis(999)).count());
+    NARAD_ASSIGN_OR_RETURN(int64_t lease, client_.lease_grant(seconds));
+    auto put = client_.put(keys_.freeze(partition.topic, partition.partition), token, lease);
+    if (!put.is_ok()) {
+        (void)client_.lease_revoke(lease);
+        return put.status();
+    }
+    return lease;
+}
+
+Status EtcdMetaStore::renew_freeze(int64_t lease) {
+    return client_.lease_keep_alive(lease).status();
+}
+
+Status EtcdMetaStore::release_freeze(int64_t lease) { return client_.lease_revoke(lease); }
+
 }  // namespace narad::meta

@@ -59,6 +59,15 @@ class EtcdMetaStore final : public MetaStore {
     Status delete_topic(std::string_view name) override;
     uint64_t watch(std::function<void(const MetaSnapshot&)> watcher) override;
     void unwatch(uint64_t id) override;
+    Result<size_t> set_targets(const std::vector<TargetChange>& changes) override;
+    Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
+                                      const NodeId& target,
+                                      const std::string& freeze_token) override;
+    Result<std::optional<Assignment>> read_assignment(const PartitionKey& partition) override;
+    Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
+                                Millis ttl) override;
+    Status renew_freeze(int64_t lease) override;
+    Status release_freeze(int64_t lease) override;
 
     // A snapshot at least as new as a linearizable read made now: the view to plan from.
     Result<MetaSnapshot> sync();

@@ -119,6 +119,82 @@ class FakeMetaStore final : public MetaStore {
         watchers_.erase(id);
     }
 
+    Result<size_t> set_targets(const std::vector<TargetChange>& changes) override {
+        std::lock_guard write(write_mutex_);
+        auto next = std::make_shared<MetaState>(*snapshot());
+        size_t applied = 0;
+        for (const TargetChange& change : changes) {
+            auto it = next->assignments.find(change.partition);
+            if (it == next->assignments.end() || it->second.owner != change.expected.owner ||
+                it->second.target != change.expected.target) {
+                continue;
+            }
+            it->second.target = change.target;
+            ++applied;
+        }
+        if (applied > 0) {
+            MetaSnapshot current = snapshot();
+            bump(*next, *current);
+            publish(std::move(next));
+        }
+        return applied;
+    }
+
+    Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
+                                      const NodeId& target,
+                                      const std::string& freeze_token) override {
+        std::lock_guard write(write_mutex_);
+        MetaSnapshot current = snapshot();
+        const Assignment* now = current->find_assignment(partition.topic, partition.partition);
+        if (now == nullptr) return FlipOutcome::refused;
+        if (now->owner == target) return FlipOutcome::already_flipped;
+        if (now->owner != source || now->target != target) return FlipOutcome::refused;
+        bool freeze_holds = false;
+        {
+            std::lock_guard lock(mutex_);
+            for (const auto& [lease, held] : freezes_) {
+                if (held.first == partition && held.second == freeze_token) freeze_holds = true;
+            }
+        }
+        if (!freeze_holds) return FlipOutcome::freeze_lapsed;
+        auto next = std::make_shared<MetaState>(*current);
+        next->assignments[partition] = Assignment{target, {}};
+        bump(*next, *current);
+        publish(std::move(next));
+        return FlipOutcome::flipped;
+    }
+
+    Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
+                                Millis) override {
+        std::lock_guard lock(mutex_);
+        std::erase_if(freezes_, [&](const auto& entry) { return entry.second.first == partition; });
+        int64_t lease = next_lease_++;
+        freezes_[lease] = {partition, token};
+        return lease;
+    }
+    Status renew_freeze(int64_t lease) override {
+        std::lock_guard lock(mutex_);
+        if (!freezes_.count(lease)) return Status(Errc::not_found, "lease expired");
+        return Status::ok();
+    }
+    Status release_freeze(int64_t lease) override {
+        std::lock_guard lock(mutex_);
+        freezes_.erase(lease);
+        return Status::ok();
+    }
+    // Test hook: the freeze lease of `partition` runs out (as etcd would after its TTL).
+    void expire_freeze(const PartitionKey& partition) {
+        std::lock_guard lock(mutex_);
+        std::erase_if(freezes_, [&](const auto& entry) { return entry.second.first == partition; });
+    }
+    bool freeze_held(const PartitionKey& partition) const {
+        std::lock_guard lock(mutex_);
+        for (const auto& [lease, held] : freezes_) {
+            if (held.first == partition) return true;
+        }
+        return false;
+    }
+
   private:
     static void bump(MetaState& next, const MetaState& current) {
         next.revision = current.revision + 1;
@@ -138,8 +214,10 @@ class FakeMetaStore final : public MetaStore {
     mutable std::mutex mutex_;
     MetaSnapshot snapshot_;  // GUARDED_BY(mutex_)
     std::map<uint64_t, std::function<void(const MetaSnapshot&)>>
-        watchers_;                // GUARDED_BY(write_mutex_)
-    uint64_t next_watch_id_ = 1;  // GUARDED_BY(write_mutex_)
+        watchers_;                                                     // GUARDED_BY(write_mutex_)
+    uint64_t next_watch_id_ = 1;                                       // GUARDED_BY(write_mutex_)
+    std::map<int64_t, std::pair<PartitionKey, std::string>> freezes_;  // GUARDED_BY(mutex_)
+    int64_t next_lease_ = 1;                                           // GUARDED_BY(mutex_)
 };
 
 }  // namespace narad::meta

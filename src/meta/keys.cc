@@ -25,6 +25,12 @@ std::string Keys::election() const { return prefix_ + "election"; }
 std::string Keys::ready() const { return prefix_ + "ready"; }
 std::string Keys::barrier() const { return prefix_ + "barrier"; }
 
+std::string Keys::freeze(std::string_view topic, PartitionId partition) const {
+    char index[16];
+    std::snprintf(index, sizeof index, "%05u", partition.value());
+    return prefix_ + "freeze/" + std::string(topic) + "/" + index;
+}
+
 Keys::Parsed Keys::parse(std::string_view key) const {
     Parsed parsed;
     if (!key.starts_with(prefix_)) return parsed;

@@ -30,6 +30,8 @@ class Keys {
     std::string ready() const;
     // Rewritten by EtcdMetaStore::sync() as a barrier; carries nothing.
     std::string barrier() const;
+    // A partition's handoff freeze (value: the freeze token), held by the source under a lease.
+    std::string freeze(std::string_view topic, PartitionId partition) const;
 
     // What a key under prefix() is.
     struct Parsed {

@@ -2,6 +2,42 @@
 
 namespace narad::meta {
 
+std::string_view flip_outcome_name(FlipOutcome outcome) {
+    switch (outcome) {
+        case FlipOutcome::flipped:
+            return "flipped";
+        case FlipOutcome::already_flipped:
+            return "already_flipped";
+        case FlipOutcome::freeze_lapsed:
+            return "freeze_lapsed";
+        case FlipOutcome::refused:
+            break;
+    }
+    return "refused";
+}
+
+namespace {
+Status no_moves() {
+    return Status(Errc::not_implemented, "this metastore does not support partition moves");
+}
+}  // namespace
+
+Result<size_t> MetaStore::set_targets(const std::vector<TargetChange>&) { return no_moves(); }
+Result<FlipOutcome> MetaStore::complete_move(const PartitionKey&, const NodeId&, const NodeId&,
+                                             const std::string&) {
+    return no_moves();
+}
+Result<std::optional<Assignment>> MetaStore::read_assignment(const PartitionKey& partition) {
+    MetaSnapshot view = snapshot();
+    const Assignment* found = view->find_assignment(partition.topic, partition.partition);
+    return found == nullptr ? std::optional<Assignment>() : std::optional<Assignment>(*found);
+}
+Result<int64_t> MetaStore::hold_freeze(const PartitionKey&, const std::string&, Millis) {
+    return no_moves();
+}
+Status MetaStore::renew_freeze(int64_t) { return no_moves(); }
+Status MetaStore::release_freeze(int64_t) { return no_moves(); }
+
 Result<Topic> MetaStore::create_topic_on(Topic topic, const NodeId& owner) {
     std::vector<NodeId> owners(topic.partitions, owner);
     return create_topic(std::move(topic), std::move(owners));

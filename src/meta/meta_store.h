@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,24 @@
 #include "meta/topic.h"
 
 namespace narad::meta {
+
+// One SetTarget (or ClearTarget, with an empty target) of the move planner: applies only while the
+// partition's assignment still equals `expected`.
+struct TargetChange {
+    PartitionKey partition;
+    Assignment expected;
+    NodeId target;
+};
+
+// How a CompleteMove ended (docs/moves.md, "The flip").
+enum class FlipOutcome {
+    flipped,          // this call made the target the owner
+    already_flipped,  // the owner already is the target (a retried flip that took effect)
+    freeze_lapsed,    // owner and target unchanged, but the source's freeze key no longer holds
+                      // the token: freeze again, drain again, flip again
+    refused,          // the assignment changed (re-planned, aborted) or is gone: never flips
+};
+std::string_view flip_outcome_name(FlipOutcome outcome);
 
 class MetaStore {
   public:
@@ -36,6 +55,28 @@ class MetaStore {
     // order). Returns an id for unwatch().
     virtual uint64_t watch(std::function<void(const MetaSnapshot&)> watcher) = 0;
     virtual void unwatch(uint64_t id) = 0;
+
+    // Partition moves. A store without moves (the single-node one) answers not_implemented.
+    //
+    // The controller's SetTarget/ClearTarget, each a compare-and-swap on the assignment read
+    // (fenced like every controller write). Returns how many changes applied; a change whose
+    // assignment moved on is skipped, not an error.
+    virtual Result<size_t> set_targets(const std::vector<TargetChange>& changes);
+    // The destination's CompleteMove: owner := target, only if the assignment is still
+    // {source, target} and the source's freeze key still holds `freeze_token`. A lost reply is
+    // Errc::unknown_outcome: the caller resolves it by reading.
+    virtual Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
+                                              const NodeId& target,
+                                              const std::string& freeze_token);
+    // A linearizable read of one assignment (nullopt: none).
+    virtual Result<std::optional<Assignment>> read_assignment(const PartitionKey& partition);
+    // The source's freeze key: written with `token` under a new lease of `ttl`; returns the lease.
+    virtual Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
+                                        Millis ttl);
+    // Keeps a freeze lease alive for another TTL; not_found once it expired.
+    virtual Status renew_freeze(int64_t lease);
+    // Revokes the lease, so the freeze key is gone (etcd orders this before any later flip).
+    virtual Status release_freeze(int64_t lease);
 
     // Conveniences: every (new) partition on one node.
     Result<Topic> create_topic_on(Topic topic, const NodeId& owner);

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "base/log.h"
 #include "base/names.h"
@@ -121,6 +122,39 @@ class LogManager::Impl {
         removing_.erase(name);
         changed_.notify_all();
         return status;
+    }
+
+    Status close_partition(std::string_view topic, PartitionId partition) {
+        Key key{std::string(topic), partition.value()};
+        std::shared_ptr<PartitionLog> victim;
+        // A log in use (a read in progress holds it) is waited for, briefly; it cannot gain new
+        // holders once it is marked closing.
+        MonoTime give_up = clock_.now() + Millis(5'000);
+        {
+            std::unique_lock lock(mutex_);
+            changed_.wait(lock, [&] {
+                auto it = entries_.find(key);
+                return it == entries_.end() || it->second.state == State::open;
+            });
+            auto it = entries_.find(key);
+            if (it == entries_.end()) return Status::ok();
+            it->second.state = State::closing;
+            victim = it->second.log;
+        }
+        while (victim.use_count() > 2 && clock_.now() < give_up) {
+            std::this_thread::sleep_for(Millis(5));
+        }
+        if (victim.use_count() > 2) {
+            std::lock_guard lock(mutex_);
+            entries_[key].state = State::open;
+            changed_.notify_all();
+            return Status(Errc::unavailable,
+                          "partition log " + victim->directory() + " is still in use; not closed");
+        }
+        std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims{{key, victim}};
+        victim.reset();
+        close_and_erase(victims);
+        return Status::ok();
     }
 
     void close_all() {
@@ -272,6 +306,10 @@ std::shared_ptr<PartitionLog> LogManager::get_if_open(std::string_view topic,
 size_t LogManager::evict_idle(Millis idle) { return impl_->evict_idle(idle); }
 
 Status LogManager::remove_topic(std::string_view topic) { return impl_->remove_topic(topic); }
+
+Status LogManager::close_partition(std::string_view topic, PartitionId partition) {
+    return impl_->close_partition(topic, partition);
+}
 
 void LogManager::close_all() { impl_->close_all(); }
 

@@ -39,6 +39,9 @@ class LogManager {
 
     // Closes logs untouched for longer than `idle`; returns how many it closed.
     size_t evict_idle(Millis idle);
+    // Closes one partition's log if it is open (a move replaces or hands off its directory);
+    // waits up to 5 s for readers still holding it, else fails with unavailable.
+    Status close_partition(std::string_view topic, PartitionId partition);
     // Closes every log of the topic and deletes its directory.
     Status remove_topic(std::string_view topic);
     // Closes every log (at shutdown).
