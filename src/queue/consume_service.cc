@@ -214,6 +214,29 @@ class ConsumeService::Impl {
         return it->second.queue->stats();
     }
 
+    void set_serving_filter(ServingFilter filter) { serving_ = std::move(filter); }
+
+    std::optional<ConsumerPosition> position(std::string_view topic, PartitionId partition) const {
+        std::lock_guard lock(queues_mutex_);
+        auto it = queues_.find({std::string(topic), partition.value()});
+        if (it == queues_.end()) return std::nullopt;
+        return it->second.queue->position();
+    }
+
+    void drop_partition(std::string_view topic, PartitionId partition, bool write_last) {
+        std::string path;
+        {
+            std::lock_guard lock(queues_mutex_);
+            auto it = queues_.find({std::string(topic), partition.value()});
+            if (it == queues_.end()) return;
+            path = it->second.offset_path;
+            queues_.erase(it);
+        }
+        committer_.remove(path, write_last);
+        std::lock_guard lock(hwm_mutex_);
+        hwms_.erase({std::string(topic), partition.value()});
+    }
+
   private:
     struct Entry {
         std::shared_ptr<PartitionQueue> queue;
@@ -297,6 +320,7 @@ class ConsumeService::Impl {
         uint64_t bytes = 0;
         for (PartitionId partition : order) {
             if (out.size() >= request.max || bytes >= options_.max_batch_bytes) break;
+            if (serving_ && !serving_(*snapshot, topic->name, partition)) continue;
             auto log = logs_.get(topic->name, partition, storage::CreateIfMissing::no);
             if (!log.is_ok()) {
                 if (log.code() == Errc::not_found) continue;  // never written to
@@ -574,6 +598,7 @@ class ConsumeService::Impl {
     Scheduler& scheduler_;
     ConsumeOptions options_;
     ConsumeMetrics& metrics_;
+    ServingFilter serving_;  // set before start(), then only read
 
     mutable std::mutex queues_mutex_;
     std::map<std::pair<std::string, uint32_t>, Entry> queues_;  // GUARDED_BY(queues_mutex_)
@@ -627,6 +652,17 @@ void ConsumeService::apply_limits(const meta::MetaSnapshot& snapshot) {
 std::optional<QueueStats> ConsumeService::stats(std::string_view topic,
                                                 PartitionId partition) const {
     return impl_->stats(topic, partition);
+}
+void ConsumeService::set_serving_filter(ServingFilter filter) {
+    impl_->set_serving_filter(std::move(filter));
+}
+std::optional<ConsumerPosition> ConsumeService::position(std::string_view topic,
+                                                         PartitionId partition) const {
+    return impl_->position(topic, partition);
+}
+void ConsumeService::drop_partition(std::string_view topic, PartitionId partition,
+                                    bool write_last) {
+    impl_->drop_partition(topic, partition, write_last);
 }
 
 }  // namespace narad::queue

@@ -86,6 +86,18 @@ class ConsumeService {
     // The consumer state of a partition, if this node has loaded it.
     std::optional<QueueStats> stats(std::string_view topic, PartitionId partition) const;
 
+    // Which partitions may hand out new leases (set once, before start()): in a cluster, those
+    // this node owns and that are not frozen for a move. Unset: every partition with a local log.
+    using ServingFilter =
+        std::function<bool(const meta::MetaState&, std::string_view topic, PartitionId)>;
+    void set_serving_filter(ServingFilter filter);
+    // The in-memory position (frontier and acked-ahead) of a loaded partition; nullopt when this
+    // node has not loaded it (its consumer.offset file is then current).
+    std::optional<ConsumerPosition> position(std::string_view topic, PartitionId partition) const;
+    // Forgets one partition's consumer state (a move took it away, or is about to replace it):
+    // with `write_last`, its last position is written first.
+    void drop_partition(std::string_view topic, PartitionId partition, bool write_last);
+
   private:
     class Impl;
     std::unique_ptr<Impl> impl_;

@@ -90,6 +90,8 @@ class Dispatcher::Impl {
         bool busy = false;     // a worker is committing the front batch
         bool ready = false;    // listed in ready_
         bool waiting = false;  // listed in waiting_
+        // Since when commits have been refused because the partition is frozen for a move.
+        std::optional<MonoTime> frozen_since;
     };
     using PartitionMap = std::map<PartitionKey, PartitionQueue>;
     using PartitionIt = PartitionMap::iterator;  // stable until erased
@@ -101,7 +103,7 @@ class Dispatcher::Impl {
     void finish_batch(PartitionIt it, const Status& status, size_t count, bool rerouted);
     // Appends the batch to the WAL again for `target` and waits until it is durable.
     Status reappend(const std::vector<std::shared_ptr<const IngressRecord>>& batch,
-                    PartitionId target);
+                    PartitionId target, std::string_view why);
 
     Clock& clock_;
     IngressWal& wal_;
@@ -206,6 +208,7 @@ void Dispatcher::Impl::work() {
         PartitionQueue& queue = it->second;
         queue.ready = false;
         queue.busy = true;
+        std::optional<MonoTime> frozen_since = queue.frozen_since;
 
         // The batch: the leading records of one incarnation, within the limits (at least one).
         // They stay at the front of the queue until the commit succeeds; only this worker pops.
@@ -231,13 +234,19 @@ void Dispatcher::Impl::work() {
         }
         const IngressRecord& front = *batch.front();
         std::optional<PartitionId> target;
+        std::string_view why = "its owner is dead";
         if (options_.reroute != nullptr) {
             target = options_.reroute->reroute(front.topic, front.incarnation, front.partition);
+            if (!target && frozen_since &&
+                clock_.now() - *frozen_since >= options_.freeze_reroute_grace) {
+                target = options_.reroute->sibling(front.topic, front.incarnation, front.partition);
+                why = "it is frozen for a move past the reroute grace";
+            }
             if (target == front.partition) target.reset();
         }
         Status status;
         if (target) {
-            status = reappend(batch, *target);
+            status = reappend(batch, *target, why);
         } else {
             MonoTime started = clock_.now();
             status = committer_.commit(front.topic, front.incarnation, front.partition, records);
@@ -264,7 +273,7 @@ void Dispatcher::Impl::work() {
 }
 
 Status Dispatcher::Impl::reappend(const std::vector<std::shared_ptr<const IngressRecord>>& batch,
-                                  PartitionId target) {
+                                  PartitionId target, std::string_view why) {
     std::vector<IngressRecord> copies;
     copies.reserve(batch.size());
     for (const auto& record : batch) {
@@ -292,9 +301,9 @@ Status Dispatcher::Impl::reappend(const std::vector<std::shared_ptr<const Ingres
         // originals: they stay pending and are rerouted again (duplicates, never a loss).
         NARAD_FAILPOINT_RETURN("dispatcher.after_reappend");
         metrics_.rerouted.inc(static_cast<double>(batch.size()));
-        NARAD_LOG_WARN(
-            "dispatcher: owner of '{}' partition {} is dead; {} records rerouted to partition {}",
-            batch.front()->topic, batch.front()->partition.value(), batch.size(), target.value());
+        NARAD_LOG_WARN("dispatcher: '{}' partition {}: {}; {} records rerouted to partition {}",
+                       batch.front()->topic, batch.front()->partition.value(), why, batch.size(),
+                       target.value());
     }
     return *result;
 }
@@ -303,6 +312,11 @@ void Dispatcher::Impl::finish_batch(PartitionIt it, const Status& status, size_t
                                     bool rerouted) {
     PartitionQueue& queue = it->second;
     queue.busy = false;
+    if (status.code() == Errc::frozen) {
+        if (!queue.frozen_since) queue.frozen_since = clock_.now();
+    } else {
+        queue.frozen_since.reset();
+    }
     if (status.is_ok() || status.code() == Errc::not_found) {
         queue.records.erase(queue.records.begin(), queue.records.begin() + count);
         stats_.queued_records -= count;

@@ -20,6 +20,11 @@
 // durable are the originals marked committed. A crash between the two replays the originals and
 // duplicates them; a record is never lost.
 //
+// Frozen partitions: a commit refused with Errc::frozen (the partition is being moved) is retried
+// like any refusal. Once a partition's commits have been refused as frozen for longer than
+// `freeze_reroute_grace`, its queued records (and what queues behind them) are re-appended for
+// the policy's sibling() instead, the same way, giving up their per-key order.
+//
 // Thread-safe; start()/stop() from the owner. The WAL and the committer must outlive the
 // Dispatcher. The committer runs on the dispatcher's worker threads and may block.
 #pragma once
@@ -57,6 +62,12 @@ class ReroutePolicy {
     virtual std::optional<PartitionId> reroute(const std::string& topic,
                                                const std::string& incarnation,
                                                PartitionId partition) = 0;
+    // Where the records of a partition frozen past the grace go instead; nullopt: keep waiting.
+    virtual std::optional<PartitionId> sibling(const std::string& /*topic*/,
+                                               const std::string& /*incarnation*/,
+                                               PartitionId /*partition*/) {
+        return std::nullopt;
+    }
 };
 
 struct DispatcherOptions {
@@ -65,6 +76,7 @@ struct DispatcherOptions {
     uint64_t max_batch_bytes = 4ull << 20;
     Millis retry_interval{1000};
     ReroutePolicy* reroute = nullptr;  // none: records always go to their own partition
+    Millis freeze_reroute_grace{3000};
 };
 
 struct DispatcherStats {

@@ -27,8 +27,9 @@ Metrics& metrics_instance() {
 }  // namespace
 
 LocalCommitter::LocalCommitter(io::FileSystem& fs, Clock& clock, meta::MetaStore& store,
-                               storage::LogManager& logs, storage::TopicGuards& guards)
-    : fs_(fs), clock_(clock), store_(store), logs_(logs), guards_(guards) {}
+                               storage::LogManager& logs, storage::TopicGuards& guards,
+                               storage::PartitionGates* gates)
+    : fs_(fs), clock_(clock), store_(store), logs_(logs), guards_(guards), gates_(gates) {}
 
 Status LocalCommitter::commit(const std::string& topic, const std::string& incarnation,
                               PartitionId partition, std::span<const storage::Record> records) {
@@ -54,6 +55,16 @@ Status LocalCommitter::commit(const std::string& topic, const std::string& incar
                 return Status(Errc::unavailable, status.message());
             }
             prepared_.insert({topic, incarnation});
+        }
+    }
+    std::shared_ptr<storage::PartitionGates::Gate> gate;
+    std::shared_lock<std::shared_mutex> produce_lock;
+    if (gates_ != nullptr) {
+        gate = gates_->gate(topic, partition);
+        produce_lock = std::shared_lock(gate->produce);
+        if (gate->frozen.load()) {
+            return Status(Errc::frozen, "partition " + std::to_string(partition.value()) + " of '" +
+                                            topic + "' is frozen for a move; retry");
         }
     }
     auto log = logs_.get(topic, partition, storage::CreateIfMissing::yes);

@@ -1,7 +1,9 @@
 // LocalCommitter: the PartitionCommitter of a single node: it appends the dispatcher's batches to
 // this node's partition logs. Under the topic's guard it re-checks that the topic (and the same
 // incarnation) still exists, prepares the topic directory's incarnation marker, and appends with
-// the commit time as each record's timestamp (as Narad does). Thread-safe; blocks on disk.
+// the commit time as each record's timestamp (as Narad does). With PartitionGates, a partition
+// frozen for a move refuses the commit with Errc::frozen and appends nothing (the check runs under
+// the partition's produce lock). Thread-safe; blocks on disk.
 #pragma once
 
 #include <set>
@@ -9,6 +11,7 @@
 #include "base/clock.h"
 #include "meta/meta_store.h"
 #include "storage/log_manager.h"
+#include "storage/partition_gates.h"
 #include "storage/topic_directory.h"
 #include "wal/dispatcher.h"
 
@@ -17,7 +20,8 @@ namespace narad::wal {
 class LocalCommitter final : public PartitionCommitter {
   public:
     LocalCommitter(io::FileSystem& fs, Clock& clock, meta::MetaStore& store,
-                   storage::LogManager& logs, storage::TopicGuards& guards);
+                   storage::LogManager& logs, storage::TopicGuards& guards,
+                   storage::PartitionGates* gates = nullptr);
 
     Status commit(const std::string& topic, const std::string& incarnation, PartitionId partition,
                   std::span<const storage::Record> records) override;
@@ -28,6 +32,7 @@ class LocalCommitter final : public PartitionCommitter {
     meta::MetaStore& store_;
     storage::LogManager& logs_;
     storage::TopicGuards& guards_;
+    storage::PartitionGates* gates_;
     std::mutex mutex_;
     std::set<std::pair<std::string, std::string>>
         prepared_;  // GUARDED_BY(mutex_) (topic, incarnation)

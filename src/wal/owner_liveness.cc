@@ -34,4 +34,16 @@ std::optional<PartitionId> DeadOwnerReroute::reroute(const std::string& topic,
     return liveness_.live_sibling(*snapshot, *record, partition);
 }
 
+std::optional<PartitionId> DeadOwnerReroute::sibling(const std::string& topic,
+                                                     const std::string& incarnation,
+                                                     PartitionId partition) {
+    meta::MetaSnapshot snapshot = store_.snapshot();
+    const meta::Topic* record = snapshot->find_topic(topic);
+    if (record == nullptr || record->incarnation.value() != incarnation ||
+        partition.value() >= record->partitions) {
+        return std::nullopt;
+    }
+    return liveness_.live_sibling(*snapshot, *record, partition);
+}
+
 }  // namespace narad::wal

@@ -45,6 +45,9 @@ class DeadOwnerReroute final : public ReroutePolicy {
 
     std::optional<PartitionId> reroute(const std::string& topic, const std::string& incarnation,
                                        PartitionId partition) override;
+    // A frozen partition's records go to its live sibling (of the same incarnation).
+    std::optional<PartitionId> sibling(const std::string& topic, const std::string& incarnation,
+                                       PartitionId partition) override;
 
   private:
     meta::MetaStore& store_;

@@ -78,6 +78,9 @@ Status RoutingCommitter::commit_remote(const NodeId& owner, const std::string& t
         case 421:
             remote_commits().with({"not_owner"}).inc();
             return Status(Errc::not_owner, where + ": the node does not own it");
+        case 423:
+            remote_commits().with({"frozen"}).inc();
+            return Status(Errc::frozen, where + ": frozen for a move");
         default:
             remote_commits().with({"error"}).inc();
             return Status(Errc::unavailable, where + ": answered " + std::to_string(reply->status) +

@@ -4,8 +4,9 @@
 // /internal/v1/commit over the PeerClient, body encoded by wal/commit_codec.h.
 //
 // Outcomes, as the dispatcher reads them: the owner's 204 is ok; its 404 (topic, partition or
-// incarnation gone) is Errc::not_found and the records are dropped; everything else — 421 (the
-// owner no longer owns it), 5xx, an unreachable owner (peer_error), a lost reply
+// incarnation gone) is Errc::not_found and the records are dropped; its 423 (the partition is
+// frozen for a move) is Errc::frozen, retried and after a grace rerouted; everything else — 421
+// (the owner no longer owns it), 5xx, an unreachable owner (peer_error), a lost reply
 // (unknown_outcome), a node not (yet) in the member list — is a retryable error. Retrying after a
 // lost reply is safe because the owner's partition log deduplicates by (ingress id, sequence).
 //
