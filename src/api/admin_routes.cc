@@ -29,10 +29,6 @@ void register_admin_routes(Router& router, ApiContext& context) {
         response.body = metrics::Registry::global().render();
         d(std::move(response));
     });
-    router.add("GET", "/v1/cluster/moves",
-               [](net::HttpRequest, const PathParams&, net::Responder d) {
-                   d(json_response(200, "{\"moves\":[]}\n"));
-               });
     auto decommission = [c](net::HttpRequest, const PathParams& p, net::Responder d) {
         meta::MetaSnapshot state = c->store.snapshot();
         if (state->find_member(NodeId(p.get("id"))) == nullptr) {

@@ -1,6 +1,7 @@
 #include "cluster/controller.h"
 
 #include "base/log.h"
+#include "cluster/planner.h"
 #include "meta/codec.h"
 
 namespace narad::cluster {
@@ -64,8 +65,11 @@ void Controller::run() {
                 NARAD_LOG_WARN("node {} is no longer the controller", self_.value());
                 break;
             }
-            if (clock_.now() >= next_tick) {
-                note_down_members(*store_.snapshot());
+            meta::MetaSnapshot view = store_.snapshot();
+            if (clock_.now() >= next_tick || view->members_version != planned_members_version_) {
+                note_down_members(*view);
+                planned_members_version_ = view->members_version;
+                rebalance();
                 next_tick = clock_.now() + options_.tick;
             }
             // Checked at the faster cadence: a joining node waits on its promotion (etcd takes
@@ -173,6 +177,49 @@ void Controller::note_down_members(const meta::MetaState& state) {
         } else {
             ++it;
         }
+    }
+}
+
+void Controller::rebalance() {
+    std::lock_guard planning(plan_mutex_);
+    auto view = store_.sync();
+    if (!view.is_ok()) {
+        NARAD_LOG_WARN("controller: no linearizable view to plan moves from: {}",
+                       view.status().to_string());
+        return;
+    }
+    const meta::MetaState& state = **view;
+    PlannerInput input;
+    input.assignments = state.assignments;
+    input.max_in_flight = options_.max_in_flight_moves;
+    for (const auto& [node, member] : state.members) {
+        if (state.is_live(node) && !member.draining) input.receivers.insert(node);
+    }
+    // Partitions of an owner that is down (or unknown) stay put: their bytes are on its disk.
+    for (const auto& [key, assignment] : state.assignments) {
+        if (!state.is_live(assignment.owner)) input.stay_put.insert(assignment.owner);
+    }
+    std::vector<PlannedMove> plan = plan_moves(input);
+    if (plan.empty()) return;
+    std::vector<meta::TargetChange> changes;
+    for (const PlannedMove& move : plan) {
+        changes.push_back(
+            meta::TargetChange{move.partition, state.assignments.at(move.partition), move.to});
+    }
+    auto applied = store_.set_targets(changes);
+    if (!applied.is_ok()) {
+        NARAD_LOG_WARN("controller: writing move targets failed: {}", applied.status().to_string());
+        return;
+    }
+    for (const PlannedMove& move : plan) {
+        NARAD_LOG_INFO("controller: move '{}' partition {} from {} to {}", move.partition.topic,
+                       move.partition.partition.value(), move.from.value(), move.to.value());
+    }
+    if (*applied < changes.size()) {
+        NARAD_LOG_INFO(
+            "controller: {} of {} planned moves were outdated by the time they were "
+            "written; the next pass re-plans",
+            changes.size() - *applied, changes.size());
     }
 }
 

@@ -8,7 +8,10 @@
 // and keeps members' records in step with etcd's member list (a promoted learner's record says
 // voter); every `tick` it notes members that went down or came back,
 // on its own clock (the replica's down_since), logging when one has been down longer than
-// `dead_after`.
+// `dead_after`, and plans partition moves (planner.h): from a linearizable read, under a mutex, it
+// tops the moves in flight up to `max_in_flight_moves` by writing targets, each a compare-and-swap
+// on the assignment it read. It also plans at once when the member list changes, so a rebalance
+// starts by itself when a node joins.
 // stop() resigns, so another node takes over at once instead of after the lease TTL.
 //
 // Thread-safe; runs on its own thread.
@@ -34,6 +37,7 @@ struct ControllerOptions {
     Millis campaign_wait{5'000};
     // A learner is promoted once its raft index is within this many entries of the leader's.
     uint64_t promote_lag_entries = 100;
+    uint32_t max_in_flight_moves = 8;
 };
 
 class Controller {
@@ -59,6 +63,8 @@ class Controller {
     bool still_leading(const meta::LeaderInfo& leadership, uint64_t generation);
     void note_down_members(const meta::MetaState& state);
     void promote_learners();
+    // One planner pass (see the file comment).
+    void rebalance();
     // Waits up to `delay` or until stop/poke; returns false once stopping.
     bool pause(Millis delay);
 
@@ -68,7 +74,9 @@ class Controller {
     NodeId self_;
     ControllerOptions options_;
     std::atomic<bool> leading_{false};
-    std::set<NodeId> reported_dead_;  // only touched by the controller thread
+    std::set<NodeId> reported_dead_;        // only touched by the controller thread
+    std::mutex plan_mutex_;                 // one planner pass at a time
+    uint64_t planned_members_version_ = 0;  // only touched by the controller thread
     std::mutex mutex_;
     std::condition_variable wake_;
     bool stopping_ = false;  // GUARDED_BY(mutex_)

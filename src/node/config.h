@@ -49,6 +49,12 @@ struct ClusterConfig {
     // The liveness lease's TTL: a killed node's key vanishes this long after its last keep-alive.
     nanoseconds lease_ttl = std::chrono::seconds(10);
     nanoseconds controller_tick = std::chrono::seconds(10);
+    // Partition moves (docs/moves.md). Compiled in as Narad does; the environment overrides them
+    // for tests and benchmarks (NARAD_MOVE_*).
+    nanoseconds move_freeze_ttl = std::chrono::seconds(30);
+    int64_t move_lag_bytes = 4ll << 20;
+    int64_t move_copy_rate = 0;  // bytes per second; 0: unthrottled
+    int64_t max_in_flight_moves = 8;
 };
 
 struct StorageConfig {

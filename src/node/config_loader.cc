@@ -380,6 +380,13 @@ Status apply_environment(const EnvLookup& env, Config& config) {
     NARAD_RETURN_IF_ERROR(set_duration("NARAD_CLUSTER_LEASE_TTL", config.cluster.lease_ttl));
     NARAD_RETURN_IF_ERROR(
         set_duration("NARAD_CLUSTER_CONTROLLER_TICK", config.cluster.controller_tick));
+    NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_FREEZE_TTL", config.cluster.move_freeze_ttl));
+    NARAD_RETURN_IF_ERROR(
+        set_int("NARAD_MOVE_LAG_BYTES", config.cluster.move_lag_bytes, parse_int64));
+    NARAD_RETURN_IF_ERROR(
+        set_int("NARAD_MOVE_COPY_RATE", config.cluster.move_copy_rate, parse_int64));
+    NARAD_RETURN_IF_ERROR(
+        set_int("NARAD_MOVE_MAX_IN_FLIGHT", config.cluster.max_in_flight_moves, parse_int64));
     if (auto v = env("NARAD_SECURITY_ENABLED")) {
         auto parsed = parse_bool(*v);
         if (!parsed.is_ok()) return with_name("NARAD_SECURITY_ENABLED", parsed.status());
@@ -451,6 +458,12 @@ Status validate_config(const Config& config) {
     require(cluster.lease_ttl >= std::chrono::seconds(1), "cluster.lease_ttl must be >= 1s");
     require(cluster.controller_tick >= std::chrono::milliseconds(100),
             "cluster.controller_tick must be >= 100ms");
+    require(cluster.move_freeze_ttl >= std::chrono::seconds(1),
+            "NARAD_MOVE_FREEZE_TTL must be >= 1s");
+    require(cluster.max_in_flight_moves >= 1 && cluster.max_in_flight_moves <= 1024,
+            "NARAD_MOVE_MAX_IN_FLIGHT must be between 1 and 1024");
+    require(cluster.move_lag_bytes >= 0 && cluster.move_copy_rate >= 0,
+            "NARAD_MOVE_LAG_BYTES and NARAD_MOVE_COPY_RATE must not be negative");
     require(cluster.voters >= 1 && cluster.voters <= 5 && cluster.voters % 2 == 1,
             "cluster.voters must be 1, 3 or 5");
     require(validate_node_id(cluster.name).is_ok(),

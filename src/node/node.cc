@@ -7,12 +7,15 @@
 
 #include "api/api.h"
 #include "api/internal_routes.h"
+#include "api/move_routes.h"
 #include "api/respond.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/periodic.h"
 #include "cluster/placement.h"
 #include "io/file_system.h"
+#include "move/handoff.h"
+#include "move/runner.h"
 #include "net/http_server.h"
 #include "net/peer_pool.h"
 #include "node/cluster_runtime.h"
@@ -113,6 +116,14 @@ class Node::Impl {
 
         consume_ = std::make_unique<queue::ConsumeService>(fs_, clock_, *store_, *logs_, guards_,
                                                            *offsets_, *server_);
+        // Only partitions owned here and not frozen for a move hand out new leases.
+        consume_->set_serving_filter(
+            [this](const meta::MetaState& state, std::string_view topic, PartitionId partition) {
+                const meta::Assignment* assignment = state.find_assignment(topic, partition);
+                bool owned = assignment == nullptr || state.members.empty() ||
+                             assignment->owner.value() == config_.cluster.node_id;
+                return owned && !gates_.frozen(topic, partition);
+            });
         backend_ = std::make_unique<TopicBackend>(fs_, data, *store_, *logs_, guards_, *consume_);
         auto swept = backend_->sweep();
         if (!swept.is_ok())
@@ -126,6 +137,7 @@ class Node::Impl {
         watch_id_ = store_->watch([this](const meta::MetaSnapshot& snapshot) {
             consume_->apply_limits(snapshot);
             purge_deleted_topics(snapshot);
+            if (handoff_) handoff_->on_snapshot(snapshot);
         });
 
         wal::WalOptions wal_options;
@@ -134,7 +146,8 @@ class Node::Impl {
         auto wal = wal::IngressWal::open(fs_, clock_, io::join_path(data, "ingress"), wal_options);
         if (!wal.is_ok()) return wal.status().with_context("opening the ingress WAL");
         wal_ = std::move(*wal);
-        committer_ = std::make_unique<wal::LocalCommitter>(fs_, clock_, *store_, *logs_, guards_);
+        committer_ =
+            std::make_unique<wal::LocalCommitter>(fs_, clock_, *store_, *logs_, guards_, &gates_);
         build_routing();
         wal::DispatcherOptions dispatcher_options;
         dispatcher_options.threads = config_.storage.dispatcher_threads;
@@ -188,6 +201,8 @@ class Node::Impl {
                 },
         });
         api::register_routes(*router_, *context_);
+        NARAD_RETURN_IF_ERROR(build_moves());
+        api::register_public_move_routes(*router_, *context_, runner_.get());
         NARAD_RETURN_IF_ERROR(build_cluster_port(server_options));
 
         maintenance_ = std::make_unique<PeriodicTask>(
@@ -199,6 +214,7 @@ class Node::Impl {
         wal_->start();
         dispatcher_->start();
         maintenance_->start();
+        runner_->start();
         if (cluster_server_) {
             Status cluster_listening = cluster_server_->start();
             if (!cluster_listening.is_ok()) {
@@ -227,12 +243,14 @@ class Node::Impl {
         ready_ = false;
         // Answer parked long-polls first so the HTTP server can drain within its grace period.
         if (consume_) consume_->stop();
+        if (runner_) runner_->stop();
         if (server_) server_->stop();
         if (cluster_server_) cluster_server_->stop();
         if (maintenance_) maintenance_->stop();
         if (blocking_) blocking_->stop();
         if (routing_pool_) routing_pool_->stop();
         if (commit_pool_) commit_pool_->stop();
+        if (move_pool_) move_pool_->stop();
         if (dispatcher_) dispatcher_->stop();
         if (wal_) wal_->stop();
         if (offsets_) offsets_->stop();
@@ -288,6 +306,7 @@ class Node::Impl {
             1, std::chrono::duration_cast<std::chrono::seconds>(cluster.lease_ttl).count());
         options.controller.tick = std::chrono::duration_cast<Millis>(cluster.controller_tick);
         options.controller.dead_after = std::chrono::duration_cast<Millis>(cluster.dead_after);
+        options.controller.max_in_flight_moves = static_cast<uint32_t>(cluster.max_in_flight_moves);
         return options;
     }
 
@@ -349,6 +368,9 @@ class Node::Impl {
         commit_context_ = std::make_unique<api::InternalCommitContext>(api::InternalCommitContext{
             *store_, NodeId(config_.cluster.node_id), *committer_, *commit_pool_});
         api::register_internal_commit_route(internal_router_->routes(), *commit_context_);
+        move_routes_ = std::make_unique<api::MoveRouteContext>(
+            api::MoveRouteContext{*handoff_, *runner_, *move_pool_});
+        api::register_internal_move_routes(internal_router_->routes(), *move_routes_);
         api::register_internal_message_routes(internal_router_->routes(), *context_);
         api::register_controller_routes(internal_router_->routes(), *context_);
         internal_router_->routes().add(
@@ -363,6 +385,40 @@ class Node::Impl {
                 if (!queued) (*shared)(api::error_response(503, "server busy; retry later"));
             });
         cluster_server_ = std::make_unique<net::HttpServer>(options, *internal_router_);
+        return Status::ok();
+    }
+
+    // Partition moves (docs/moves.md): this node's source side, and its runner of moves targeted
+    // here. Freeze keys a previous run left are removed before any commit is taken.
+    Status build_moves() {
+        const ClusterConfig& cluster = config_.cluster;
+        move::HandoffOptions handoff_options;
+        handoff_options.freeze_ttl = std::chrono::duration_cast<Millis>(cluster.move_freeze_ttl);
+        handoff_ =
+            std::make_unique<move::HandoffService>(clock_, fs_, *store_, NodeId(cluster.node_id),
+                                                   *logs_, gates_, *consume_, handoff_options);
+        Status released = handoff_->release_stale_freezes();
+        if (!released.is_ok()) return released.with_context("releasing stale freeze keys");
+        source_client_ = std::make_unique<api::PeerSourceClient>(*peers_, Millis(30'000));
+        move::MoveOptions options;
+        options.freeze_ttl = handoff_options.freeze_ttl;
+        options.lag_bytes = static_cast<uint64_t>(cluster.move_lag_bytes);
+        options.copy.bytes_per_second = static_cast<uint64_t>(cluster.move_copy_rate);
+        move_context_ = std::make_unique<move::MoveContext>(move::MoveContext{
+            .clock = clock_,
+            .fs = fs_,
+            .store = *store_,
+            .self = NodeId(cluster.node_id),
+            .data_dir = config_.storage.data_dir,
+            .logs = *logs_,
+            .guards = guards_,
+            .consume = *consume_,
+            .handoff = *handoff_,
+            .source = *source_client_,
+            .options = options,
+        });
+        runner_ = std::make_unique<move::MoveRunner>(*move_context_);
+        move_pool_ = std::make_unique<ThreadPool>("narad-move", 4, 1'000);
         return Status::ok();
     }
 
@@ -479,6 +535,7 @@ class Node::Impl {
     io::FileSystem& fs_ = io::posix_file_system();
     Clock& clock_ = SystemClock::instance();
     storage::TopicGuards guards_;
+    storage::PartitionGates gates_;
     std::unique_ptr<ClusterRuntime> cluster_;
     meta::MetaStore* store_ = nullptr;  // the cluster's metastore
     meta::MetaSnapshot purged_view_;    // only touched by the metastore watcher
@@ -506,6 +563,12 @@ class Node::Impl {
     std::unique_ptr<api::InternalRouter> internal_router_;
     std::unique_ptr<api::InternalCommitContext> commit_context_;
     std::unique_ptr<net::HttpServer> cluster_server_;
+    std::unique_ptr<move::HandoffService> handoff_;
+    std::unique_ptr<api::PeerSourceClient> source_client_;
+    std::unique_ptr<move::MoveContext> move_context_;
+    std::unique_ptr<move::MoveRunner> runner_;
+    std::unique_ptr<ThreadPool> move_pool_;
+    std::unique_ptr<api::MoveRouteContext> move_routes_;
     uint64_t watch_id_ = 0;
     uint64_t collector_id_ = 0;
     std::atomic<bool> ready_{false};

@@ -1,0 +1,60 @@
+// Partition moves over HTTP (docs/api.md, "Moves").
+//
+// On the cluster port, the source side of a move (move::HandoffService):
+//   GET  /internal/v1/moves/{topic}/{partition}/listing         the transfer listing (JSON)
+//   GET  /internal/v1/moves/{topic}/{partition}/chunk?base=&kind=log|index&offset=&length=
+//                                                               segment bytes (octet-stream)
+//   POST /internal/v1/moves/{topic}/{partition}/prepare?token=  PrepareHandoff: {token, listing}
+//   POST /internal/v1/moves/{topic}/{partition}/fence?token=&hwm=   204, or 409 when lapsed
+//   GET  /internal/v1/moves                                     this node's workers' progress
+// 421 means this node does not own the partition, 409 a lapsed freeze or moved high watermark.
+//
+// On the public port, GET /v1/cluster/moves lists the moves in flight from the metastore
+// ({topic, partition, from, to}, Narad's fields); ?detail=true adds each side's status and the
+// destination's own report (phase, bytes, passes, freeze).
+//
+// PeerSourceClient is move::SourceClient over the PeerClient, speaking the routes above.
+#pragma once
+
+#include "api/api.h"
+#include "api/router.h"
+#include "base/thread_pool.h"
+#include "move/handoff.h"
+#include "move/runner.h"
+#include "move/source_client.h"
+
+namespace narad::api {
+
+struct MoveRouteContext {
+    move::HandoffService& handoff;
+    move::MoveRunner& runner;
+    ThreadPool& pool;  // listings, chunks and freezes block on disk and the metastore
+};
+
+void register_internal_move_routes(Router& router, MoveRouteContext& context);
+// GET /v1/cluster/moves; `runner` reports this node's own workers (null: none).
+void register_public_move_routes(Router& router, ApiContext& context, move::MoveRunner* runner);
+
+class PeerSourceClient final : public move::SourceClient {
+  public:
+    PeerSourceClient(PeerClient& peers, Millis timeout) : peers_(peers), timeout_(timeout) {}
+
+    Result<move::TransferListing> list(const NodeId& source, const std::string& topic,
+                                       PartitionId partition) override;
+    Result<std::string> read_chunk(const NodeId& source, const std::string& topic,
+                                   PartitionId partition, Offset base, move::ChunkKind kind,
+                                   uint64_t offset, uint64_t length) override;
+    Result<move::Handoff> prepare(const NodeId& source, const std::string& topic,
+                                  PartitionId partition, const std::string& token) override;
+    Status fence(const NodeId& source, const std::string& topic, PartitionId partition,
+                 const std::string& token, Offset hwm) override;
+
+  private:
+    Result<PeerReply> call(const NodeId& source, std::string_view method,
+                           const std::string& target);
+
+    PeerClient& peers_;
+    Millis timeout_;
+};
+
+}  // namespace narad::api

@@ -1,0 +1,62 @@
+// MoveRunner: this node's move reconcile loop (docs/moves.md, "The move runner"). Every tick it
+// looks for partitions whose target is this node and runs one MoveWorker per such partition; a
+// worker whose partition is no longer targeted here is cancelled. The metastore read is skipped
+// while the replica's domain versions have not moved, except after a pass that found work left
+// (a failed or blocked worker), after a worker exited, and at least every `full_pass_every`. Each
+// tick also lets the source side (HandoffService) lift lapsed freezes.
+//
+// Thread-safe; start()/stop() from the owner.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "base/periodic.h"
+#include "move/worker.h"
+
+namespace narad::move {
+
+struct RunnerOptions {
+    Millis tick{1'000};
+    Millis full_pass_every{30'000};
+};
+
+class MoveRunner {
+  public:
+    MoveRunner(MoveContext& context, RunnerOptions options = {});
+    ~MoveRunner();  // stops
+
+    void start();
+    // Cancels every worker and waits for them (a worker resolving a flip finishes that first).
+    void stop();
+    // One reconcile pass (the tick runs it; tests call it directly).
+    void tick();
+
+    // The workers' progress, for GET /internal/v1/moves and `cluster moves --detail`.
+    std::vector<MoveProgress> progress() const;
+    // Passes that read the metastore / ticks skipped because nothing moved (for tests).
+    uint64_t full_passes() const;
+    uint64_t skipped_ticks() const;
+
+  private:
+    struct Versions {
+        uint64_t topics = 0, assignments = 0, members = 0;
+        bool operator==(const Versions&) const = default;
+    };
+
+    MoveContext& context_;
+    RunnerOptions options_;
+    mutable std::mutex mutex_;
+    std::map<meta::PartitionKey, std::unique_ptr<MoveWorker>> workers_;  // GUARDED_BY(mutex_)
+    std::vector<std::unique_ptr<MoveWorker>> stopping_;                  // GUARDED_BY(mutex_)
+    std::optional<Versions> seen_;                                       // GUARDED_BY(mutex_)
+    bool force_next_ = true;                                             // GUARDED_BY(mutex_)
+    MonoTime last_full_pass_;                                            // GUARDED_BY(mutex_)
+    uint64_t full_passes_ = 0;                                           // GUARDED_BY(mutex_)
+    uint64_t skipped_ = 0;                                               // GUARDED_BY(mutex_)
+    std::unique_ptr<PeriodicTask> task_;
+};
+
+}  // namespace narad::move

@@ -1,0 +1,222 @@
+#include "move/staging.h"
+
+#include <thread>
+
+#include "base/log.h"
+#include "queue/consumer_offset_file.h"
+#include "storage/partition_log.h"
+#include "storage/segment_scan.h"
+
+namespace narad::move {
+namespace {
+
+constexpr Millis kFutureTolerance{3'600'000};
+
+std::string file_of(const std::string& directory, Offset base, ChunkKind kind) {
+    return io::join_path(directory, kind == ChunkKind::log ? storage::segment_log_name(base)
+                                                           : storage::segment_index_name(base));
+}
+
+Status sync_file(io::FileSystem& fs, const std::string& path) {
+    NARAD_ASSIGN_OR_RETURN(auto file, fs.open(path, io::kReadWrite));
+    return file->sync();
+}
+
+// Whether a partition directory holds any record bytes.
+bool holds_records(io::FileSystem& fs, const std::string& directory) {
+    auto names = fs.list_directory(directory);
+    if (!names.is_ok()) return false;
+    for (const std::string& name : *names) {
+        if (!name.ends_with(".log")) continue;
+        auto info = fs.stat(io::join_path(directory, name));
+        if (info.is_ok() && info->size > 0) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+StagedCopy::StagedCopy(io::FileSystem& fs, Clock& clock, std::string directory, CopyLimits limits)
+    : fs_(fs), clock_(clock), directory_(std::move(directory)), limits_(limits) {}
+
+Status StagedCopy::reset() {
+    staged_.clear();
+    if (fs_.exists(directory_)) NARAD_RETURN_IF_ERROR(fs_.remove_all(directory_));
+    NARAD_RETURN_IF_ERROR(fs_.create_directories(directory_));
+    return fs_.sync_directory(io::parent_path(directory_));
+}
+
+uint64_t StagedCopy::staged_bytes() const {
+    uint64_t total = 0;
+    for (const auto& [base, staged] : staged_) total += staged.size + staged.index_size;
+    return total;
+}
+
+void StagedCopy::throttle(uint64_t bytes) {
+    if (limits_.bytes_per_second == 0) return;
+    if (throttled_bytes_ == 0) throttle_start_ = clock_.now();
+    throttled_bytes_ += bytes;
+    auto due =
+        throttle_start_ +
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(
+            static_cast<double>(throttled_bytes_) / static_cast<double>(limits_.bytes_per_second)));
+    auto ahead = due - clock_.now();
+    if (ahead > std::chrono::nanoseconds(0)) std::this_thread::sleep_for(ahead);
+}
+
+Result<uint64_t> StagedCopy::fetch(SourceClient& source, const NodeId& node,
+                                   const std::string& topic, PartitionId partition, Offset base,
+                                   ChunkKind kind, uint64_t from, uint64_t to,
+                                   const std::function<bool()>& cancelled,
+                                   const std::function<void(uint64_t)>& on_bytes) {
+    if (from >= to) return uint64_t{0};
+    NARAD_ASSIGN_OR_RETURN(auto file, fs_.open(file_of(directory_, base, kind), io::kCreate));
+    uint64_t at = from;
+    while (at < to) {
+        if (cancelled()) return Status(Errc::shutting_down, "move cancelled");
+        uint64_t want = std::min(limits_.chunk_bytes, to - at);
+        NARAD_ASSIGN_OR_RETURN(std::string chunk,
+                               source.read_chunk(node, topic, partition, base, kind, at, want));
+        if (chunk.empty() || chunk.size() > want) {
+            return Status(
+                Errc::unavailable,
+                fmt::format("segment {} is shorter at the source than it listed", base.value()));
+        }
+        NARAD_RETURN_IF_ERROR(file->write_at(at, chunk));
+        at += chunk.size();
+        on_bytes(chunk.size());
+        throttle(chunk.size());
+    }
+    return to - from;
+}
+
+Result<uint64_t> StagedCopy::pass(SourceClient& source, const NodeId& node,
+                                  const std::string& topic, PartitionId partition,
+                                  const TransferListing& listing,
+                                  const std::function<bool()>& cancelled,
+                                  const std::function<void(uint64_t)>& on_bytes) {
+    uint64_t copied = 0;
+    // Segments the source no longer lists were deleted by its retention.
+    for (auto it = staged_.begin(); it != staged_.end();) {
+        bool listed = std::any_of(listing.segments.begin(), listing.segments.end(),
+                                  [&](const SegmentListing& s) { return s.base == it->first; });
+        if (listed) {
+            ++it;
+            continue;
+        }
+        (void)fs_.remove(file_of(directory_, it->first, ChunkKind::log));
+        (void)fs_.remove(file_of(directory_, it->first, ChunkKind::index));
+        it = staged_.erase(it);
+    }
+    for (const SegmentListing& segment : listing.segments) {
+        Staged& staged = staged_[segment.base];
+        if (staged.size > segment.size_bytes) {
+            // Never keep more than the source vouches for.
+            NARAD_ASSIGN_OR_RETURN(
+                auto file,
+                fs_.open(file_of(directory_, segment.base, ChunkKind::log), io::kCreate));
+            NARAD_RETURN_IF_ERROR(file->truncate(segment.size_bytes));
+            staged.size = segment.size_bytes;
+            staged.complete = false;
+        }
+        NARAD_ASSIGN_OR_RETURN(uint64_t got,
+                               fetch(source, node, topic, partition, segment.base, ChunkKind::log,
+                                     staged.size, segment.size_bytes, cancelled, on_bytes));
+        staged.size += got;
+        copied += got;
+        if (segment.sealed && !staged.complete) {
+            NARAD_ASSIGN_OR_RETURN(uint64_t index, fetch(source, node, topic, partition,
+                                                         segment.base, ChunkKind::index, 0,
+                                                         segment.index_bytes, cancelled, on_bytes));
+            staged.index_size = index;
+            copied += index;
+            NARAD_RETURN_IF_ERROR(
+                sync_file(fs_, file_of(directory_, segment.base, ChunkKind::log)));
+            if (index > 0) {
+                NARAD_RETURN_IF_ERROR(
+                    sync_file(fs_, file_of(directory_, segment.base, ChunkKind::index)));
+            }
+            staged.complete = true;
+        }
+    }
+    return copied;
+}
+
+Status StagedCopy::verify(Offset hwm) {
+    storage::RecoveryReport report;
+    auto log = storage::PartitionLog::open(fs_, clock_, directory_, storage::LogOptions{}, &report);
+    if (!log.is_ok()) {
+        return Status(Errc::corrupt,
+                      "the staged copy does not open: " + std::string(log.status().message()));
+    }
+    Offset recovered = (*log)->high_watermark();
+    NARAD_RETURN_IF_ERROR((*log)->close());
+    if (recovered != hwm) {
+        return Status(Errc::corrupt, fmt::format("the staged copy recovers to offset {}, not the "
+                                                 "source's high watermark {}",
+                                                 recovered.value(), hwm.value()));
+    }
+    return Status::ok();
+}
+
+Result<bool> StagedCopy::finish(const TransferListing& listing, WallTime listed_at,
+                                const MoveMarker& marker) {
+    // The position never runs past the copy: frontier at most the HWM, acked-ahead below it.
+    queue::ConsumerPosition position;
+    bool clamped = listing.frontier > listing.high_watermark;
+    position.frontier = clamped ? listing.high_watermark : listing.frontier;
+    for (Offset acked : listing.acked_ahead) {
+        if (acked >= position.frontier && acked < listing.high_watermark) {
+            position.acked_ahead.push_back(acked);
+        }
+    }
+    NARAD_RETURN_IF_ERROR(queue::write_consumer_position(
+        fs_, io::join_path(directory_, queue::kConsumerOffsetFile), position));
+    // Every file is synced before the marker says the copy is durable.
+    NARAD_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_.list_directory(directory_));
+    for (const std::string& name : names) {
+        if (name == kMoveMarkerFile) continue;
+        NARAD_RETURN_IF_ERROR(sync_file(fs_, io::join_path(directory_, name)));
+    }
+    // Retention judges a segment by its file's time: keep the age it had at the source.
+    for (const SegmentListing& segment : listing.segments) {
+        if (listing.source_clock_ns == 0 || segment.modified_ns == 0) continue;
+        auto age = std::chrono::nanoseconds(listing.source_clock_ns - segment.modified_ns);
+        if (age < -kFutureTolerance) continue;
+        if (age < std::chrono::nanoseconds(0)) age = std::chrono::nanoseconds(0);
+        auto when = listed_at - std::chrono::duration_cast<WallTime::duration>(age);
+        (void)fs_.set_modified(file_of(directory_, segment.base, ChunkKind::log), when);
+    }
+    NARAD_RETURN_IF_ERROR(write_marker(fs_, directory_, marker));
+    NARAD_RETURN_IF_ERROR(fs_.sync_directory(directory_));
+    return clamped;
+}
+
+Status install_copy(io::FileSystem& fs, const std::string& staged,
+                    const std::string& partition_directory, const std::string& quarantine) {
+    if (fs.exists(partition_directory)) {
+        if (holds_records(fs, partition_directory)) {
+            NARAD_LOG_ERROR(
+                "move: {} already holds records from an earlier ownership; set aside as {} for "
+                "an operator to reconcile",
+                partition_directory, quarantine);
+            NARAD_RETURN_IF_ERROR(fs.rename(partition_directory, quarantine));
+            NARAD_RETURN_IF_ERROR(fs.sync_directory(io::parent_path(quarantine)));
+        } else {
+            NARAD_RETURN_IF_ERROR(fs.remove_all(partition_directory));
+        }
+    }
+    NARAD_RETURN_IF_ERROR(fs.rename(staged, partition_directory));
+    NARAD_RETURN_IF_ERROR(fs.sync_directory(io::parent_path(partition_directory)));
+    return fs.sync_directory(io::parent_path(staged));
+}
+
+Status uninstall_copy(io::FileSystem& fs, const std::string& partition_directory,
+                      const std::string& staged) {
+    if (fs.exists(staged)) NARAD_RETURN_IF_ERROR(fs.remove_all(staged));
+    NARAD_RETURN_IF_ERROR(fs.rename(partition_directory, staged));
+    NARAD_RETURN_IF_ERROR(fs.sync_directory(io::parent_path(partition_directory)));
+    return fs.sync_directory(io::parent_path(staged));
+}
+
+}  // namespace narad::move

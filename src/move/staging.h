@@ -1,0 +1,84 @@
+// StagedCopy: the destination's copy of one partition while it is being moved, in
+// <data>/.moves/<topic>-<partition>/ (docs/moves.md, "The destination").
+//
+// A pass brings each staged segment up to the size a listing gave (never beyond it: committed
+// bytes only), cuts back a segment listed shorter than staged, drops segments the source no longer
+// lists (retention), and copies a sealed segment's index once the segment is whole, syncing both.
+// verify() reopens the staged copy as a partition log and requires it to end exactly at the
+// listing's high watermark. finish() adds what the install needs: the consumer position (clamped
+// below the high watermark), each segment's age as the source saw it, the sync of every file, and
+// the move marker. install() swaps the copy into the partition's path; uninstall() takes it back.
+//
+// Not thread-safe: one move worker owns it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "io/file_system.h"
+#include "move/marker.h"
+#include "move/source_client.h"
+
+namespace narad::move {
+
+struct CopyLimits {
+    uint64_t chunk_bytes = 4ull << 20;
+    uint64_t bytes_per_second = 0;  // 0: unthrottled (a throttle is for tests and benchmarks)
+};
+
+class StagedCopy {
+  public:
+    StagedCopy(io::FileSystem& fs, Clock& clock, std::string directory, CopyLimits limits);
+
+    const std::string& directory() const { return directory_; }
+    // Removes whatever is staged and starts empty.
+    Status reset();
+    // One pass towards `listing`; returns the bytes copied. `cancelled` is checked per chunk;
+    // `on_bytes` is told of every chunk (progress).
+    Result<uint64_t> pass(SourceClient& source, const NodeId& node, const std::string& topic,
+                          PartitionId partition, const TransferListing& listing,
+                          const std::function<bool()>& cancelled,
+                          const std::function<void(uint64_t)>& on_bytes);
+    // Staged bytes (segments and indexes).
+    uint64_t staged_bytes() const;
+    // corrupt unless the staged copy recovers to exactly `hwm`.
+    Status verify(Offset hwm);
+    // Consumer position, segment ages (listing taken at `listed_at` on this node's wall clock),
+    // syncs and the marker. Returns true when the frontier had to be clamped.
+    Result<bool> finish(const TransferListing& listing, WallTime listed_at,
+                        const MoveMarker& marker);
+
+  private:
+    struct Staged {
+        uint64_t size = 0;
+        uint64_t index_size = 0;
+        bool complete = false;  // sealed, whole, index copied, synced
+    };
+    Result<uint64_t> fetch(SourceClient& source, const NodeId& node, const std::string& topic,
+                           PartitionId partition, Offset base, ChunkKind kind, uint64_t from,
+                           uint64_t to, const std::function<bool()>& cancelled,
+                           const std::function<void(uint64_t)>& on_bytes);
+    void throttle(uint64_t bytes);
+
+    io::FileSystem& fs_;
+    Clock& clock_;
+    std::string directory_;
+    CopyLimits limits_;
+    std::map<Offset, Staged> staged_;
+    MonoTime throttle_start_;
+    uint64_t throttled_bytes_ = 0;
+};
+
+// Installs the staged directory at `partition_directory`: an empty copy already there is removed;
+// one holding records is set aside as `quarantine` (logged at error: it may hold records nobody
+// else has). Syncs the directories involved.
+Status install_copy(io::FileSystem& fs, const std::string& staged,
+                    const std::string& partition_directory, const std::string& quarantine);
+// Takes an installed copy back to staging (the flip did not commit).
+Status uninstall_copy(io::FileSystem& fs, const std::string& partition_directory,
+                      const std::string& staged);
+
+}  // namespace narad::move

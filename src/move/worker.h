@@ -1,0 +1,154 @@
+// MoveWorker: the destination's side of one partition move (docs/moves.md), on its own thread.
+//
+//   catch_up    copy passes while the source keeps serving, until a pass copies at most
+//               `lag_bytes`, or `max_passes` passes, or `max_stalled_passes` in a row without the
+//               tail shrinking (then it freezes anyway: a non-converged cutover);
+//   freezing    PrepareHandoff: the source freezes the partition and returns a token, re-armed
+//               every freeze_ttl/4 on a timer of its own until the move ends;
+//   finalizing  drain passes under the freeze until two passes in a row copy nothing and list the
+//               same high watermark;
+//   installing  verify (the copy recovers to exactly that high watermark; a copy that fails is
+//               discarded and copied once more from scratch, then the move is blocked as
+//               copy_unverifiable and never freezes the source again), consumer position and
+//               segment ages, syncs and the move marker, the fence (409: freeze and drain again),
+//               then the swap into the partition's path;
+//   flipping    CompleteMove. A refused flip takes the copy back off the path and ends the move;
+//               a lapsed freeze takes it back and freezes again; an unknown outcome keeps the
+//               install and resolves it by reading the assignment (resolving).
+//
+// Errors of the source or the metastore are retried after `retry_backoff`: the move resumes with
+// what is staged. cancel() stops the worker at its next step (a re-plan took the target away),
+// except while a flip's outcome is unknown, which it resolves first.
+//
+// Thread-safe: progress() and cancel() from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "io/file_system.h"
+#include "meta/meta_store.h"
+#include "move/handoff.h"
+#include "move/source_client.h"
+#include "move/staging.h"
+#include "queue/consume_service.h"
+#include "storage/log_manager.h"
+#include "storage/partition_gates.h"
+#include "storage/topic_directory.h"
+
+namespace narad::move {
+
+struct MoveOptions {
+    Millis freeze_ttl{30'000};
+    uint64_t lag_bytes = 4ull << 20;
+    uint32_t max_passes = 20;
+    uint32_t max_stalled_passes = 3;
+    Millis retry_backoff{2'000};
+    // How long an unknown flip may be proposed again; and how long after the last unknown proposal
+    // a read must start before it may confirm that the flip did not commit.
+    Millis flip_retry_for{120'000};
+    Millis unknown_settle{15'000};
+    CopyLimits copy;
+};
+
+enum class MovePhase {
+    waiting,
+    catch_up,
+    freezing,
+    finalizing,
+    installing,
+    flipping,
+    resolving,
+    blocked,
+    done,
+    failed
+};
+std::string_view move_phase_name(MovePhase phase);
+
+struct MoveProgress {
+    meta::PartitionKey partition;
+    NodeId source;
+    MovePhase phase = MovePhase::waiting;
+    uint64_t bytes_copied = 0;  // this attempt's bytes so far
+    uint64_t bytes_total = 0;   // what the last listing named
+    uint32_t passes = 0;
+    std::optional<Millis> freeze;  // how long the current (or last) freeze has held
+    std::string blocked;           // reason, when phase is blocked
+    std::string error;             // the last error, if any
+    bool non_converged = false;
+};
+
+// Everything a worker uses, owned by the runner's owner (node/).
+struct MoveContext {
+    Clock& clock;
+    io::FileSystem& fs;
+    meta::MetaStore& store;
+    NodeId self;
+    std::string data_dir;
+    storage::LogManager& logs;
+    storage::TopicGuards& guards;
+    queue::ConsumeService& consume;
+    HandoffService& handoff;  // this node's source side (freeze state of an earlier ownership)
+    SourceClient& source;
+    MoveOptions options;
+};
+
+class MoveWorker {
+  public:
+    MoveWorker(MoveContext& context, meta::PartitionKey partition, NodeId source,
+               IncarnationId incarnation);
+    ~MoveWorker();  // cancels and joins
+
+    void start();
+    void cancel();
+    bool finished() const { return finished_.load(); }
+    MoveProgress progress() const;
+    const meta::PartitionKey& partition() const { return partition_; }
+    const NodeId& source() const { return source_; }
+
+  private:
+    enum class Attempt { done, retry, refreeze, ended };
+    class Rearm;
+
+    void run();
+    Attempt attempt();
+    Attempt freeze_and_flip(bool non_converged);
+    Attempt flip(const std::string& token, Offset hwm);
+    Attempt resolve(const std::string& token, Offset hwm);
+    Status install();
+    Status uninstall(bool remove_staging);
+    Result<uint64_t> copy_pass(const TransferListing& listing);
+
+    void set_phase(MovePhase phase);
+    void note_error(const Status& status);
+    bool cancelled() const { return cancelled_.load(); }
+    // Waits up to `duration`; an interruptible wait returns early (true) when cancelled.
+    bool pause(Millis duration, bool interruptible = true);
+    std::string staging_directory() const;
+    std::string partition_directory() const;
+
+    MoveContext& context_;
+    meta::PartitionKey partition_;
+    NodeId source_;
+    IncarnationId incarnation_;
+    StagedCopy staged_;
+    bool installed_ = false;  // the copy sits at the partition's path (worker thread only)
+    uint32_t unverifiable_ = 0;
+    MonoTime started_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    MoveProgress progress_;                   // GUARDED_BY(mutex_)
+    std::optional<MonoTime> freeze_started_;  // GUARDED_BY(mutex_)
+    std::atomic<bool> cancelled_{false};
+    std::atomic<bool> finished_{false};
+    std::thread thread_;
+};
+
+}  // namespace narad::move
