@@ -1,10 +1,16 @@
-// `narad user add|grant|ls|rm` and `narad cluster members|moves|decommission`: thin HTTP calls.
+// `narad user add|grant|ls|rm` and `narad cluster members|moves|decommission`: thin HTTP calls,
+// and the live view of `cluster moves --watch` (its loop is moves_watch.h).
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "base/duration.h"
 #include "cli/admin.h"
 #include "cli/calls.h"
 #include "cli/command.h"
+#include "cli/interrupt.h"
+#include "cli/moves_watch.h"
 #include "cli/text.h"
 
 namespace narad::cli {
@@ -17,8 +23,36 @@ struct AdminFlags {
     bool cancel = false;
     bool dry_run = false;
     bool detail = false;
+    bool watch = false;
+    bool until_done = false;
+    int64_t interval_ns = kNanosPerSecond;
     std::string target;
 };
+
+Status run_moves_watch(const AdminFlags& f, CommandEnv& env) {
+    const std::chrono::nanoseconds interval(f.interval_ns);
+    if (interval < kMinWatchInterval || interval > kMaxWatchInterval) {
+        return Status(Errc::invalid_argument, "--interval must be between " +
+                                                  format_duration(kMinWatchInterval) + " and " +
+                                                  format_duration(kMaxWatchInterval));
+    }
+    // Before any client thread exists (see interrupt.h). Ctrl-C waits for the frame being
+    // printed, so the screen is left whole.
+    std::unique_ptr<InterruptWatcher> watcher;
+    if (env.handle_signals) {
+        watcher = std::make_unique<InterruptWatcher>([&env] {
+            std::lock_guard lock(env.output.mutex);
+            env.output.out << std::flush;
+        });
+    }
+    NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+    MovesWatchOptions options;
+    options.interval = interval;
+    options.until_done = f.until_done;
+    options.terminal = env.output.terminal;
+    options.terminal_size = stdout_terminal_size;
+    return watch_moves(*api, env.output, env.sleeper, SystemClock::instance(), options);
+}
 
 void register_user(CommandTree& tree) {
     CommandEnv& env = tree.env();
@@ -105,7 +139,18 @@ void register_cluster(CommandTree& tree) {
             tree.add(cluster, "moves", "list partitions currently being moved between nodes");
         cmd->add_flag("--detail", f->detail,
                       "each side's status, phase, bytes copied, passes and freeze time");
-        tree.set_action(cmd, f, ArgRule::none(), [f, &env]() -> Status {
+        cmd->add_flag("--watch", f->watch,
+                      "a live table of the moves with progress, rate and time left, redrawn "
+                      "every --interval until Ctrl-C");
+        tree.add_duration(cmd, "interval", &f->interval_ns,
+                          "with --watch: time between polls (default 1s)");
+        cmd->add_flag("--until-done", f->until_done,
+                      "with --watch: stop, with status 0, at the first poll that finds no moves");
+        tree.set_action(cmd, f, ArgRule::none(), [f, cmd, &env]() -> Status {
+            if (f->watch) return run_moves_watch(*f, env);
+            if (f->until_done || cmd->count("--interval") > 0) {
+                return Status(Errc::invalid_argument, "--interval and --until-done need --watch");
+            }
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             return send_and_print(
                 *api, env.output.out, "GET",

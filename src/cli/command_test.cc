@@ -341,6 +341,35 @@ TEST(Commands, ClusterAdditions) {
     EXPECT_EQ(cli.out(), "{\n  \"ok\": true\n}\n");
 }
 
+// Rule: `cluster moves --watch` polls with detail (even without --detail) every --interval and
+// --until-done ends it with status 0; the watch flags alone and out-of-range intervals are
+// refused before any request.
+TEST(Commands, ClusterMovesWatch) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"cluster", "moves", "--until-done"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --interval and --until-done need --watch\n");
+    EXPECT_EQ(cli.run({"cluster", "moves", "--interval", "5s"}), 1);
+    EXPECT_EQ(cli.run({"cluster", "moves", "--watch", "--interval", "10ms"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --interval must be between 100ms and 1h0m0s\n");
+    EXPECT_EQ(cli.run({"cluster", "moves", "--watch", "--interval", "soon"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: invalid argument \"soon\" for \"--interval\" flag: time: invalid duration "
+              "\"soon\"\n");
+    EXPECT_TRUE(cli.api.calls.empty());
+
+    cli.api.answer(200, "{\"moves\":[{\"topic\":\"orders\",\"partition\":3}]}");
+    cli.api.answer(200, "{\"moves\":[]}");
+    EXPECT_EQ(cli.run({"cluster", "moves", "--watch", "--until-done", "--interval", "2s"}), 0)
+        << cli.err();
+    ASSERT_EQ(cli.api.calls.size(), 2u);
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/cluster/moves?detail=true");
+    EXPECT_EQ(cli.api.calls[1].target, "/v1/cluster/moves?detail=true");
+    EXPECT_EQ(cli.sleeper().sleeps,
+              (std::vector<std::chrono::nanoseconds>{std::chrono::seconds(2)}));
+    EXPECT_NE(cli.out().find("  1 move in flight\nMOVE"), std::string::npos) << cli.out();
+    EXPECT_TRUE(cli.out().ends_with("  no moves in flight\n\n")) << cli.out();
+}
+
 // Rule: `sub --from` without --peek is refused before any request.
 TEST(Commands, SubFromNeedsPeek) {
     Cli cli;

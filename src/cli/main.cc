@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
         return serve(std::vector<std::string>(args.begin() + 1, args.end()));
     }
     narad::cli::Output output(std::cout, std::cerr, narad::cli::Style::detect());
+    output.terminal = narad::cli::stdout_is_terminal();
     narad::cli::RealSleeper sleeper;
     narad::cli::CommandEnv env{output, narad::cli::process_env(), std::cin, sleeper, {}, {}, {}};
     env.api_factory = narad::cli::make_http_api;

@@ -134,7 +134,7 @@ void register_usages(CommandTree& tree) {
         {"narad user rm", "<username>"},
         {"narad cluster", "[command]"},
         {"narad cluster decommission", "<node-id> [--cancel | --dry-run]"},
-        {"narad cluster moves", "[--detail]"},
+        {"narad cluster moves", "[--detail] [--watch [--interval D] [--until-done]]"},
         {"narad cluster moves abort", "<topic> <partition> [--target node-id]"},
         {"narad cluster status", ""},
         {"narad cluster members", ""},

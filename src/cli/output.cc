@@ -24,6 +24,12 @@ std::string Style::bold(std::string_view text) const {
     return "\x1b[1m" + std::string(text) + "\x1b[0m";
 }
 
+bool stdout_is_terminal() {
+    const char* term = std::getenv("TERM");
+    if (term != nullptr && std::string_view(term) == "dumb") return false;
+    return isatty(STDOUT_FILENO) == 1;
+}
+
 void print_response_body(std::ostream& out, std::string_view body) {
     if (body.empty()) return;
     if (auto pretty = indent_json(body)) {

@@ -30,10 +30,16 @@ struct Output {
     std::ostream& err;
     Style style;
     std::mutex mutex;
+    // Stdout is a terminal that can move its cursor (live views redraw in place). Unlike colour,
+    // NO_COLOR does not turn it off. False unless the binary sets it (tests capture to streams).
+    bool terminal = false;
 
     Output(std::ostream& out_stream, std::ostream& err_stream, Style output_style)
         : out(out_stream), err(err_stream), style(output_style) {}
 };
+
+// Whether stdout is a terminal with cursor movement: a tty whose TERM is not "dumb".
+bool stdout_is_terminal();
 
 // JSON bodies printed the way Go's printResponse does: re-indented with two spaces and followed
 // by '\n' (so a body ending in '\n' gets an empty line after it, as in Go); a body that is not
