@@ -238,6 +238,7 @@ Status HandoffService::fence(const std::string& topic, PartitionId partition,
 }
 
 void HandoffService::tick() {
+    close_moved_away();
     std::vector<Key> due;
     {
         std::lock_guard lock(mutex_);
@@ -303,16 +304,29 @@ void HandoffService::close_partition(const Key& key) {
 }
 
 void HandoffService::on_snapshot(const meta::MetaSnapshot& snapshot) {
-    std::vector<std::pair<Key, int64_t>> moved;
+    // Runs on the replica's thread, which must not block: the closing happens in tick().
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, freeze] : freezes_) {
+        if (freeze.closed) continue;
+        const meta::Assignment* now = snapshot->find_assignment(key.topic, key.partition);
+        if (now == nullptr || now->owner != self_) moved_away_.insert(key);
+    }
+}
+
+void HandoffService::close_moved_away() {
+    std::set<Key> moved;
     {
         std::lock_guard lock(mutex_);
-        for (const auto& [key, freeze] : freezes_) {
-            if (freeze.closed) continue;
-            const meta::Assignment* now = snapshot->find_assignment(key.topic, key.partition);
-            if (now == nullptr || now->owner != self_) moved.emplace_back(key, freeze.lease);
-        }
+        moved.swap(moved_away_);
     }
-    for (const auto& [key, lease] : moved) {
+    for (const Key& key : moved) {
+        int64_t lease = 0;
+        {
+            std::lock_guard lock(mutex_);
+            auto it = freezes_.find(key);
+            if (it == freezes_.end() || it->second.closed) continue;
+            lease = it->second.lease;
+        }
         close_partition(key);
         (void)store_.release_freeze(lease);
     }

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/clock.h"
@@ -71,7 +72,8 @@ class HandoffService {
 
     // Lifts freezes whose TTL passed (see the file comment). Called about every second.
     void tick();
-    // A new metastore snapshot: partitions frozen here that now belong to another node close.
+    // A new metastore snapshot: partitions frozen here that now belong to another node close (at
+    // the next tick: this runs on the replica's thread and does not block).
     void on_snapshot(const meta::MetaSnapshot& snapshot);
     // Removes freeze keys of partitions this node owns, left by an earlier run.
     Status release_stale_freezes();
@@ -99,6 +101,7 @@ class HandoffService {
     // Ends a freeze: revoke, read, then reopen or close. REQUIRES(freeze_mutex_) not held.
     void lift(const Key& key);
     void close_partition(const Key& key);
+    void close_moved_away();
 
     Clock& clock_;
     io::FileSystem& fs_;
@@ -112,6 +115,7 @@ class HandoffService {
     std::mutex prepare_mutex_;  // one PrepareHandoff at a time
     mutable std::mutex mutex_;
     std::map<Key, Freeze> freezes_;  // GUARDED_BY(mutex_)
+    std::set<Key> moved_away_;       // GUARDED_BY(mutex_) flips seen, to close at the next tick
 };
 
 }  // namespace narad::move
