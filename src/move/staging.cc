@@ -1,5 +1,6 @@
 #include "move/staging.h"
 
+#include <future>
 #include <thread>
 
 #include "base/log.h"
@@ -66,26 +67,42 @@ void StagedCopy::throttle(uint64_t bytes) {
 
 Result<uint64_t> StagedCopy::fetch(SourceClient& source, const NodeId& node,
                                    const std::string& topic, PartitionId partition, Offset base,
-                                   ChunkKind kind, uint64_t from, uint64_t to,
+                                   ChunkKind kind, uint64_t& staged, uint64_t to,
                                    const std::function<bool()>& cancelled,
                                    const std::function<void(uint64_t)>& on_bytes) {
+    uint64_t from = staged;
     if (from >= to) return uint64_t{0};
     NARAD_ASSIGN_OR_RETURN(auto file, fs_.open(file_of(directory_, base, kind), io::kCreate));
-    uint64_t at = from;
-    while (at < to) {
-        if (cancelled()) return Status(Errc::shutting_down, "move cancelled");
+    // The next chunk is on its way while this one is written: the network and the disk overlap.
+    auto request = [&](uint64_t at) {
         uint64_t want = std::min(limits_.chunk_bytes, to - at);
-        NARAD_ASSIGN_OR_RETURN(std::string chunk,
-                               source.read_chunk(node, topic, partition, base, kind, at, want));
-        if (chunk.empty() || chunk.size() > want) {
+        return std::async(
+            std::launch::async, [&source, &node, &topic, partition, base, kind, at, want] {
+                return source.read_chunk(node, topic, partition, base, kind, at, want);
+            });
+    };
+    uint64_t at = from;
+    auto pending = request(at);
+    while (at < to) {
+        uint64_t want = std::min(limits_.chunk_bytes, to - at);
+        Result<std::string> chunk = pending.get();
+        if (!chunk.is_ok()) return chunk.status();
+        if (chunk->empty() || chunk->size() > want) {
             return Status(
                 Errc::unavailable,
                 fmt::format("segment {} is shorter at the source than it listed", base.value()));
         }
-        NARAD_RETURN_IF_ERROR(file->write_at(at, chunk));
-        at += chunk.size();
-        on_bytes(chunk.size());
-        throttle(chunk.size());
+        uint64_t next = at + chunk->size();
+        if (next < to && !cancelled()) pending = request(next);
+        NARAD_RETURN_IF_ERROR(file->write_at(at, *chunk));
+        staged = next;  // kept across a failed pass: the next attempt resumes here
+        on_bytes(chunk->size());
+        throttle(chunk->size());
+        at = next;
+        if (cancelled()) {
+            if (pending.valid()) (void)pending.get();
+            return Status(Errc::shutting_down, "move cancelled");
+        }
     }
     return to - from;
 }
@@ -122,13 +139,13 @@ Result<uint64_t> StagedCopy::pass(SourceClient& source, const NodeId& node,
         NARAD_ASSIGN_OR_RETURN(uint64_t got,
                                fetch(source, node, topic, partition, segment.base, ChunkKind::log,
                                      staged.size, segment.size_bytes, cancelled, on_bytes));
-        staged.size += got;
         copied += got;
         if (segment.sealed && !staged.complete) {
-            NARAD_ASSIGN_OR_RETURN(uint64_t index, fetch(source, node, topic, partition,
-                                                         segment.base, ChunkKind::index, 0,
-                                                         segment.index_bytes, cancelled, on_bytes));
-            staged.index_size = index;
+            staged.index_size = 0;  // an index is fetched whole, once its segment is sealed
+            NARAD_ASSIGN_OR_RETURN(
+                uint64_t index,
+                fetch(source, node, topic, partition, segment.base, ChunkKind::index,
+                      staged.index_size, segment.index_bytes, cancelled, on_bytes));
             copied += index;
             NARAD_RETURN_IF_ERROR(
                 sync_file(fs_, file_of(directory_, segment.base, ChunkKind::log)));
@@ -137,24 +154,36 @@ Result<uint64_t> StagedCopy::pass(SourceClient& source, const NodeId& node,
                     sync_file(fs_, file_of(directory_, segment.base, ChunkKind::index)));
             }
             staged.complete = true;
+        } else if (!segment.sealed && got > 0) {
+            // Synced now, so the freeze only waits for the last tail's sync.
+            NARAD_RETURN_IF_ERROR(
+                sync_file(fs_, file_of(directory_, segment.base, ChunkKind::log)));
         }
     }
     return copied;
 }
 
-Status StagedCopy::verify(Offset hwm) {
+Result<Offset> StagedCopy::open_and_close() {
     storage::RecoveryReport report;
     auto log = storage::PartitionLog::open(fs_, clock_, directory_, storage::LogOptions{}, &report);
-    if (!log.is_ok()) {
-        return Status(Errc::corrupt,
-                      "the staged copy does not open: " + std::string(log.status().message()));
-    }
+    if (!log.is_ok()) return log.status();
     Offset recovered = (*log)->high_watermark();
     NARAD_RETURN_IF_ERROR((*log)->close());
-    if (recovered != hwm) {
+    return recovered;
+}
+
+Status StagedCopy::warm_up() { return open_and_close().status(); }
+
+Status StagedCopy::verify(Offset hwm) {
+    auto recovered = open_and_close();
+    if (!recovered.is_ok()) {
+        return Status(Errc::corrupt, "the staged copy does not open: " +
+                                         std::string(recovered.status().message()));
+    }
+    if (*recovered != hwm) {
         return Status(Errc::corrupt, fmt::format("the staged copy recovers to offset {}, not the "
                                                  "source's high watermark {}",
-                                                 recovered.value(), hwm.value()));
+                                                 recovered->value(), hwm.value()));
     }
     return Status::ok();
 }

@@ -44,6 +44,9 @@ class StagedCopy {
                           const std::function<void(uint64_t)>& on_bytes);
     // Staged bytes (segments and indexes).
     uint64_t staged_bytes() const;
+    // Opens and closes the staged copy once before the freeze, so the indexes and the dedup
+    // sidecar it writes leave verify() only the tail to replay.
+    Status warm_up();
     // corrupt unless the staged copy recovers to exactly `hwm`.
     Status verify(Offset hwm);
     // Consumer position, segment ages (listing taken at `listed_at` on this node's wall clock),
@@ -57,11 +60,15 @@ class StagedCopy {
         uint64_t index_size = 0;
         bool complete = false;  // sealed, whole, index copied, synced
     };
+    // Copies [staged, to) of one file, advancing `staged` chunk by chunk (so a failed pass keeps
+    // what it wrote).
     Result<uint64_t> fetch(SourceClient& source, const NodeId& node, const std::string& topic,
-                           PartitionId partition, Offset base, ChunkKind kind, uint64_t from,
+                           PartitionId partition, Offset base, ChunkKind kind, uint64_t& staged,
                            uint64_t to, const std::function<bool()>& cancelled,
                            const std::function<void(uint64_t)>& on_bytes);
     void throttle(uint64_t bytes);
+    // Opens the staged copy as a partition log (recovering it) and closes it again.
+    Result<Offset> open_and_close();
 
     io::FileSystem& fs_;
     Clock& clock_;

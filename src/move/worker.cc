@@ -174,8 +174,13 @@ void MoveWorker::run() {
         metrics.completed.inc();
         metrics.duration.get().observe(seconds);
         set_phase(MovePhase::done);
-        NARAD_LOG_INFO("move of '{}' partition {} from {} done in {:.3f}s", partition_.topic,
-                       partition_.partition.value(), source_.value(), seconds);
+        MoveProgress final = progress();
+        NARAD_LOG_INFO(
+            "move of '{}' partition {} from {} done in {:.3f}s: {} bytes in {} passes, source "
+            "frozen for {} ms{}",
+            partition_.topic, partition_.partition.value(), source_.value(), seconds,
+            final.bytes_copied, final.passes, final.freeze ? final.freeze->count() : 0,
+            final.non_converged ? " (non-converged cutover)" : "");
     } else {
         if (!installed_) (void)context_.fs.remove_all(staging_directory());
         std::lock_guard lock(mutex_);
@@ -245,6 +250,9 @@ MoveWorker::Attempt MoveWorker::attempt() {
             "source for a stop-and-copy of the rest",
             partition_.topic, partition_.partition.value(), progress_.passes);
     }
+    Status warmed = staged_.warm_up();
+    if (!warmed.is_ok())
+        note_error(warmed.with_context("opening the staged copy before the freeze"));
     while (true) {
         Attempt next = freeze_and_flip(!converged);
         if (next != Attempt::refreeze) return next;
@@ -266,10 +274,11 @@ MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {
         freeze_started_ = frozen_at;
     }
     auto end_freeze = [&] {
-        MoveMetrics::get().freeze.get().observe(
-            std::chrono::duration<double>(context_.clock.now() - frozen_at).count());
+        auto held = context_.clock.now() - frozen_at;
+        MoveMetrics::get().freeze.get().observe(std::chrono::duration<double>(held).count());
         std::lock_guard lock(mutex_);
         freeze_started_.reset();
+        progress_.freeze = std::chrono::duration_cast<Millis>(held);
     };
     Rearm rearm(context_.source, source_, partition_, handoff->token, options.freeze_ttl / 4);
     set_phase(MovePhase::finalizing);
