@@ -23,6 +23,11 @@ class FakeReroute final : public ReroutePolicy {
         if (active && partition.value() == from_) return PartitionId(to_);
         return std::nullopt;
     }
+    std::optional<PartitionId> sibling(const std::string&, const std::string&,
+                                       PartitionId partition) override {
+        return partition.value() == from_ ? std::optional<PartitionId>(PartitionId(to_))
+                                          : std::nullopt;
+    }
     std::atomic<bool> active{true};
 
   private:
@@ -108,6 +113,63 @@ TEST_F(DispatcherRerouteTest, NoRerouteCommitsInPlace) {
     ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 1; }));
     EXPECT_EQ(committer_.values({"t", 0}), (std::vector<std::string>{"a"}));
     EXPECT_EQ(dispatcher.stats().rerouted_records, 0u);
+}
+
+// Drives retries of a partition whose commits are refused as frozen: once each refusal is queued
+// for its retry, the fake clock moves one second on.
+void retry_frozen(FakeCommitter& committer, FakeClock& clock, Dispatcher& dispatcher,
+                  size_t attempts) {
+    for (size_t seen = 1; seen <= attempts; ++seen) {
+        ASSERT_TRUE(committer.wait_until([&] {
+            return committer.attempts_locked({"t", 0}) >= seen;
+        }));
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (dispatcher.stats().partitions_waiting_retry == 0) {
+            ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the refusal was not queued";
+            std::this_thread::yield();
+        }
+        clock.advance(Millis(1000));
+        dispatcher.poke();
+    }
+}
+
+// Rule: a freeze shorter than the reroute grace only delays a partition's records: they are
+// retried and land on their own partition.
+TEST_F(DispatcherRerouteTest, ShortFreezeCommitsInPlace) {
+    FakeReroute policy(0, 1);
+    policy.active = false;
+    committer_.set_gate([](const FakeCommitter::Key& key, size_t attempt) {
+        if (key.second == 0 && attempt <= 2) return Status(Errc::frozen, "frozen for a move");
+        return Status::ok();
+    });
+    Dispatcher dispatcher(clock_, *wal_, committer_, options(&policy));
+    append("t", 0, "a");
+    dispatcher.start();
+    retry_frozen(committer_, clock_, dispatcher, 2);
+    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 1; }));
+    EXPECT_EQ(committer_.values({"t", 0}), (std::vector<std::string>{"a"}));
+    EXPECT_EQ(dispatcher.stats().rerouted_records, 0u);
+}
+
+// Rule: once a partition has been refused as frozen for longer than the grace (3 s), its queued
+// records go to the policy's sibling instead, and nothing is lost.
+TEST_F(DispatcherRerouteTest, FreezePastTheGraceReroutesToSibling) {
+    FakeReroute policy(0, 1);
+    policy.active = false;
+    committer_.set_gate([](const FakeCommitter::Key& key, size_t) {
+        if (key.second == 0) return Status(Errc::frozen, "frozen for a move");
+        return Status::ok();
+    });
+    Dispatcher dispatcher(clock_, *wal_, committer_, options(&policy));
+    append("t", 0, "a");
+    append("t", 0, "b");
+    dispatcher.start();
+    retry_frozen(committer_, clock_, dispatcher, 3);
+    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 2; }));
+    EXPECT_EQ(committer_.values({"t", 1}), (std::vector<std::string>{"a", "b"}));
+    dispatcher.stop();
+    EXPECT_EQ(dispatcher.stats().rerouted_records, 2u);
+    EXPECT_EQ(wal_->stats().pending_records, 0u);
 }
 
 class DeadOwnerRerouteTest : public ::testing::Test {
