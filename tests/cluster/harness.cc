@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/assert.h"
+#include "base/json_text.h"
 
 extern char** environ;
 
@@ -278,13 +279,19 @@ NodeOptions Cluster::node_options(int index) const {
     NodeOptions node;
     node.node_id = "n" + std::to_string(index);
     node.env = options_.env;
+    if (auto extra = options_.node_env.find(index); extra != options_.node_env.end()) {
+        for (const auto& [key, value] : extra->second) node.env[key] = value;
+    }
     node.args = options_.args;
     node.ready_timeout = options_.ready_timeout;
     return node;
 }
 
-void Cluster::start() {
-    for (int index = 1; index <= size(); ++index) {
+void Cluster::start() { start_first(size()); }
+
+void Cluster::start_first(int count) {
+    NARAD_ASSERT(count >= 1 && count <= size(), "start_first: count out of range");
+    for (int index = 1; index <= count; ++index) {
         NodeProcess& joining = node(index);
         joining.start();
         if (::testing::Test::HasFatalFailure()) return;
@@ -296,6 +303,16 @@ void Cluster::start() {
     }
     ASSERT_NE(wait_for_controller(0, options_.ready_timeout), 0)
         << "the nodes never agreed on a controller";
+}
+
+void Cluster::join(int index) {
+    NodeProcess& joining = node(index);
+    joining.start();
+    if (::testing::Test::HasFatalFailure()) return;
+    if (index > 1 && index <= options_.voters) {
+        ASSERT_TRUE(wait_voter(1, joining.node_id(), options_.ready_timeout))
+            << joining.node_id() << "'s etcd member was not promoted to voter";
+    }
 }
 
 NodeProcess& Cluster::node(int index) {
@@ -424,6 +441,75 @@ int Cluster::etcd_leader() const {
         if (!member.empty() && member == leader) return index;
     }
     return 0;
+}
+
+namespace {
+
+// A client of `node`'s etcd member (its JSON gateway).
+net::HttpClient etcd_client(const NodeProcess& node) {
+    net::ClientOptions options;
+    options.port = node.etcd_client_port();
+    options.request_timeout = std::chrono::seconds(2);
+    options.connect_timeout = std::chrono::seconds(2);
+    return net::HttpClient(options);
+}
+
+// The gateway writes int64 fields as decimal strings.
+int64_t gateway_int(const json& value) {
+    if (value.is_number_integer()) return value.get<int64_t>();
+    if (value.is_string()) return std::strtoll(value.get<std::string>().c_str(), nullptr, 10);
+    return 0;
+}
+
+}  // namespace
+
+std::optional<Cluster::EtcdValue> Cluster::etcd_get(const std::string& key) const {
+    for (int index : live()) {
+        if (index > options_.voters) continue;
+        net::HttpClient etcd = etcd_client(*nodes_[index - 1]);
+        auto response = etcd.post("/v3/kv/range", json{{"key", base64_encode(key)}}.dump());
+        if (!response.is_ok() || response->status != 200) continue;
+        json body = json::parse(response->body, nullptr, false);
+        if (body.is_discarded()) continue;
+        EtcdValue out;
+        if (!body.contains("kvs") || body["kvs"].empty()) return out;
+        const json& kv = body["kvs"][0];
+        auto value = base64_decode(kv.value("value", ""));
+        if (!value) continue;
+        out.found = true;
+        out.value = *value;
+        out.mod_revision = gateway_int(kv.value("mod_revision", json()));
+        return out;
+    }
+    return std::nullopt;
+}
+
+bool Cluster::etcd_put(const std::string& key, const std::string& value) const {
+    for (int index : live()) {
+        if (index > options_.voters) continue;
+        net::HttpClient etcd = etcd_client(*nodes_[index - 1]);
+        auto response =
+            etcd.post("/v3/kv/put",
+                      json{{"key", base64_encode(key)}, {"value", base64_encode(value)}}.dump());
+        if (response.is_ok() && response->status == 200) return true;
+    }
+    return false;
+}
+
+std::optional<double> scrape_metric(const NodeProcess& node, std::string_view series) {
+    net::HttpClient client = node.client(std::chrono::seconds(5));
+    auto response = client.get("/metrics");
+    if (!response.is_ok() || response->status != 200) return std::nullopt;
+    std::string_view text = response->body;
+    while (!text.empty()) {
+        size_t end = text.find('\n');
+        std::string_view line = text.substr(0, end);
+        text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+        if (line.size() > series.size() && line.starts_with(series) && line[series.size()] == ' ') {
+            return std::strtod(std::string(line.substr(series.size() + 1)).c_str(), nullptr);
+        }
+    }
+    return std::nullopt;
 }
 
 }  // namespace narad::testing

@@ -125,7 +125,15 @@ struct ClusterOptions {
     std::map<std::string, std::string> env;
     std::vector<std::string> args;  // extra `narad serve` flags for every node
     std::chrono::milliseconds ready_timeout = std::chrono::seconds(90);
+    // Extra environment of single nodes (by index), applied over `env`: a failpoint or a tunable
+    // on one node only.
+    std::map<int, std::map<std::string, std::string>> node_env;
 };
+
+// The value of one series in a node's /metrics: `series` is the exact name and labels as the node
+// renders them (`narad_moves_total{outcome="completed"}`). nullopt if the node does not answer or
+// has no such series.
+std::optional<double> scrape_metric(const NodeProcess& node, std::string_view series);
 
 // The test tunables that keep failover short: lease TTL 2 s, dead after 3 s, controller tick
 // 500 ms (NARAD_TEST_LEASE_TTL, NARAD_TEST_DEAD_AFTER, NARAD_TEST_CONTROLLER_TICK override them).
@@ -143,6 +151,11 @@ class Cluster {
     // the next starts; then until every node names the same controller. Fatal gtest failure if
     // a node does not make it.
     void start();
+    // As start(), for nodes 1..count only; the others stay down until join() starts them.
+    void start_first(int count);
+    // Starts node `index` for the first time, joining through node 1, and waits until it is ready
+    // (and, when it hosts an etcd member, promoted to voter). Fatal gtest failure otherwise.
+    void join(int index);
 
     int size() const { return static_cast<int>(nodes_.size()); }
     // Nodes are numbered from 1, as their ids: node(1) is "n1".
@@ -179,6 +192,17 @@ class Cluster {
                     std::chrono::milliseconds timeout = std::chrono::seconds(60)) const;
     // The node hosting the etcd leader (asked of live etcd-hosting nodes' etcd), or 0.
     int etcd_leader() const;
+
+    // One key of the metastore, through the etcd JSON gateway of a live etcd-hosting node: its
+    // value, "" (with `found` false) when absent; nullopt when no etcd member answered.
+    struct EtcdValue {
+        bool found = false;
+        std::string value;
+        int64_t mod_revision = 0;
+    };
+    std::optional<EtcdValue> etcd_get(const std::string& key) const;
+    // Writes one key as a plain put (no lease, no compare); false when no etcd member took it.
+    bool etcd_put(const std::string& key, const std::string& value) const;
 
     const std::string& directory() const { return directory_.path(); }
 
