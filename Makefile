@@ -9,7 +9,7 @@ ASAN_DIR ?= build/asan
 BENCH_DIR ?= build/bench
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run cluster test test-build unit cluster-test chaos bench bench-single bench-cluster asan format clean
+.PHONY: all deps build run cluster test test-build unit cluster-test chaos bench bench-single bench-cluster bench-move asan format clean
 
 all: build
 
@@ -69,6 +69,11 @@ bench-single: build
 # The same workloads against a local 3-node cluster, every node taking a share of the connections.
 bench-cluster: build
 	@./bench/run.sh $(RELEASE_DIR) 3
+
+# Partition moves: one move's copy throughput against a plain durable copy, and freeze durations
+# under a steady write load (bench/move/run.sh, docs/benchmarks.md "Partition moves").
+bench-move: build
+	@./bench/move/run.sh $(RELEASE_DIR)
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
