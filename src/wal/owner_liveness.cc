@@ -21,29 +21,32 @@ std::optional<PartitionId> OwnerLiveness::live_sibling(const meta::MetaState& st
     return std::nullopt;
 }
 
-std::optional<PartitionId> DeadOwnerReroute::reroute(const std::string& topic,
-                                                     const std::string& incarnation,
-                                                     PartitionId partition) {
+std::optional<PartitionId> DeadOwnerReroute::sibling_of(const std::string& topic,
+                                                        const std::string& incarnation,
+                                                        PartitionId partition,
+                                                        bool only_if_owner_dead) {
     meta::MetaSnapshot snapshot = store_.snapshot();
     const meta::Topic* record = snapshot->find_topic(topic);
     if (record == nullptr || record->incarnation.value() != incarnation ||
         partition.value() >= record->partitions) {
         return std::nullopt;
     }
-    if (!liveness_.dead_owner(*snapshot, topic, partition)) return std::nullopt;
+    if (only_if_owner_dead && !liveness_.dead_owner(*snapshot, topic, partition)) {
+        return std::nullopt;
+    }
     return liveness_.live_sibling(*snapshot, *record, partition);
+}
+
+std::optional<PartitionId> DeadOwnerReroute::reroute(const std::string& topic,
+                                                     const std::string& incarnation,
+                                                     PartitionId partition) {
+    return sibling_of(topic, incarnation, partition, /*only_if_owner_dead=*/true);
 }
 
 std::optional<PartitionId> DeadOwnerReroute::sibling(const std::string& topic,
                                                      const std::string& incarnation,
                                                      PartitionId partition) {
-    meta::MetaSnapshot snapshot = store_.snapshot();
-    const meta::Topic* record = snapshot->find_topic(topic);
-    if (record == nullptr || record->incarnation.value() != incarnation ||
-        partition.value() >= record->partitions) {
-        return std::nullopt;
-    }
-    return liveness_.live_sibling(*snapshot, *record, partition);
+    return sibling_of(topic, incarnation, partition, /*only_if_owner_dead=*/false);
 }
 
 }  // namespace narad::wal

@@ -50,6 +50,11 @@ class DeadOwnerReroute final : public ReroutePolicy {
                                        PartitionId partition) override;
 
   private:
+    // The live sibling of a partition of this incarnation (nullopt if the topic or incarnation is
+    // gone), optionally only when the partition's owner is dead.
+    std::optional<PartitionId> sibling_of(const std::string& topic, const std::string& incarnation,
+                                          PartitionId partition, bool only_if_owner_dead);
+
     meta::MetaStore& store_;
     const OwnerLiveness& liveness_;
 };

@@ -41,30 +41,6 @@ std::string describe(const Result<net::HttpResponse>& response) {
     return std::to_string(response->status) + " " + response->body;
 }
 
-// Consumes up to 100 messages, records them and acks them. Returns how many came back, or -1
-// when the node did not answer 200/204.
-int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& ledger) {
-    auto response = client.get("/v1/topics/" + topic + "/consume?max=100&wait=500ms");
-    if (!response.is_ok()) return -1;
-    if (response->status == 204) return 0;
-    if (response->status != 200) return -1;
-    json body = json::parse(response->body, nullptr, false);
-    if (body.is_discarded() || !body.contains("messages")) return -1;
-    json handles = json::array();
-    for (const auto& message : body["messages"]) {
-        const json& payload = message["payload"];
-        ledger.deliver(payload.is_object() && payload.contains("id") ? payload["id"].get<int>()
-                                                                     : -1);
-        handles.push_back(message["receipt_handle"]);
-    }
-    // A lost ack only means a redelivery, which the ledger counts as a duplicate.
-    if (!handles.empty()) {
-        (void)client.post("/v1/topics/" + topic + "/ack/batch",
-                          json{{"receipt_handles", handles}}.dump());
-    }
-    return static_cast<int>(handles.size());
-}
-
 // Consumes through every node in `nodes` at once until producing is over (`producing` false or
 // null) and nothing accepted is missing, or `timeout` passes; returns how many messages each node
 // delivered (by node index).

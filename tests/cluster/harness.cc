@@ -512,4 +512,26 @@ std::optional<double> scrape_metric(const NodeProcess& node, std::string_view se
     return std::nullopt;
 }
 
+int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& ledger) {
+    auto response = client.get("/v1/topics/" + topic + "/consume?max=100&wait=500ms");
+    if (!response.is_ok()) return -1;
+    if (response->status == 204) return 0;
+    if (response->status != 200) return -1;
+    auto body = nlohmann::json::parse(response->body, nullptr, false);
+    if (body.is_discarded() || !body.contains("messages")) return -1;
+    auto handles = nlohmann::json::array();
+    for (const auto& message : body["messages"]) {
+        const auto& payload = message["payload"];
+        ledger.deliver(payload.is_object() && payload.contains("id") ? payload["id"].get<int>()
+                                                                     : -1);
+        handles.push_back(message["receipt_handle"]);
+    }
+    // A lost ack only means a redelivery, which the ledger counts as a duplicate.
+    if (!handles.empty()) {
+        (void)client.post("/v1/topics/" + topic + "/ack/batch",
+                          nlohmann::json{{"receipt_handles", handles}}.dump());
+    }
+    return static_cast<int>(handles.size());
+}
+
 }  // namespace narad::testing

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/ledger.h"
 #include "net/http_client.h"
 
 namespace narad::testing {
@@ -213,5 +214,10 @@ class Cluster {
     TempDir directory_;
     std::vector<std::unique_ptr<NodeProcess>> nodes_;
 };
+
+// Consumes up to 100 messages of `topic` through `client` (waiting up to 500 ms), records them in
+// the ledger and acks them. Returns how many came back, or -1 when the node did not answer
+// 200/204.
+int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& ledger);
 
 }  // namespace narad::testing

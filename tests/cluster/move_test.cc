@@ -147,6 +147,16 @@ std::optional<json> move_detail(Cluster& cluster, int observer, const Move& move
     return std::nullopt;
 }
 
+// Whether the destination (node 4) reports `phase` for the move within a minute.
+bool reaches_phase(Cluster& cluster, const Move& move, const std::string& phase) {
+    return eventually(
+        [&] {
+            auto detail = move_detail(cluster, 4, move);
+            return detail && detail->value("phase", "") == phase;
+        },
+        seconds(60), milliseconds(20));
+}
+
 // Waits until node `observer` lists exactly one move; returns it.
 std::optional<Move> wait_single_move(Cluster& cluster, int observer, milliseconds timeout) {
     std::optional<Move> found;
@@ -261,30 +271,6 @@ Result<net::HttpResponse> produce_batch(net::HttpClient& client, const std::stri
     }
     body += "]}";
     return client.post("/v1/topics/" + topic + "/produce/batch", body);
-}
-
-// Consumes up to 100 messages, records them and acks them. Returns how many came back, or -1
-// when the node did not answer 200/204.
-int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& ledger) {
-    auto response = client.get("/v1/topics/" + topic + "/consume?max=100&wait=500ms");
-    if (!response.is_ok()) return -1;
-    if (response->status == 204) return 0;
-    if (response->status != 200) return -1;
-    json body = json::parse(response->body, nullptr, false);
-    if (body.is_discarded() || !body.contains("messages")) return -1;
-    json handles = json::array();
-    for (const auto& message : body["messages"]) {
-        const json& payload = message["payload"];
-        ledger.deliver(payload.is_object() && payload.contains("id") ? payload["id"].get<int>()
-                                                                     : -1);
-        handles.push_back(message["receipt_handle"]);
-    }
-    // A lost ack only means a redelivery, which the ledger counts as a duplicate.
-    if (!handles.empty()) {
-        (void)client.post("/v1/topics/" + topic + "/ack/batch",
-                          json{{"receipt_handles", handles}}.dump());
-    }
-    return static_cast<int>(handles.size());
 }
 
 // Producers and consumers on threads of their own, through chosen nodes, recording into one
@@ -691,12 +677,7 @@ TEST(PartitionMoveTest, FreezeLapsedMidDrainFreezesAgain) {
         traffic.produce_through(index, 100);
         traffic.consume_through(index);
     }
-    bool draining = eventually(
-        [&] {
-            auto detail = move_detail(cluster, 4, one.move);
-            return detail && detail->value("phase", "") == "finalizing";
-        },
-        seconds(60), milliseconds(20));
+    bool draining = reaches_phase(cluster, one.move, "finalizing");
     ASSERT_TRUE(draining) << "the move never reached the drain: " << move_logs(cluster);
     cluster.pause(4);
     bool lapsed =
@@ -766,12 +747,7 @@ TEST(PartitionMoveTest, RePlanBeforeFlipRefusesTheFlip) {
         traffic.produce_through(index, 100);
         traffic.consume_through(index);
     }
-    bool flipping = eventually(
-        [&] {
-            auto detail = move_detail(cluster, 4, one.move);
-            return detail && detail->value("phase", "") == "flipping";
-        },
-        seconds(60), milliseconds(20));
+    bool flipping = reaches_phase(cluster, one.move, "flipping");
     ASSERT_TRUE(flipping) << "the move never reached the flip: " << move_logs(cluster);
     // Re-plan: the partition now goes to another node (a receiver, so the planner keeps it).
     const std::string other = one.source == 1 ? "n2" : "n1";
