@@ -90,12 +90,15 @@ class DirectSource final : public SourceClient {
     }
     Result<Handoff> prepare(const NodeId&, const std::string& topic, PartitionId p,
                             const std::string& token) override {
+        if (token.empty()) ++freezes;
         return source_.prepare(topic, p, token);
     }
     Status fence(const NodeId&, const std::string& topic, PartitionId p, const std::string& token,
                  Offset hwm) override {
         return source_.fence(topic, p, token, hwm);
     }
+
+    std::atomic<int> freezes{0};  // PrepareHandoff calls that froze (no token)
 
   private:
     HandoffService& source_;
@@ -122,9 +125,11 @@ class MoveTest : public ::testing::Test {
     void target(const char* node) {
         ASSERT_EQ(store_.set_targets({{key_, assignment(), NodeId(node)}}).value(), 1u);
     }
-    // Runs one move of orders/0 from n1 to n2 to its end.
-    MoveProgress run_move() {
+    // Runs one move of orders/0 from n1 to n2 to its end. With `advance_clock`, the fake clock
+    // moves a second per turn of this thread until the worker ends (waits measured on it pass).
+    MoveProgress run_move(bool advance_clock = false) {
         MoveOptions options;
+        options.resolve_poll = Millis(1);
         options.retry_backoff = Millis(10);
         options.lag_bytes = 0;
         options.copy.chunk_bytes = 1000;  // several chunks per segment
@@ -141,7 +146,10 @@ class MoveTest : public ::testing::Test {
                             options};
         MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
         worker.start();
-        while (!worker.finished()) std::this_thread::yield();
+        while (!worker.finished()) {
+            if (advance_clock) clock_.advance(Millis(1'000));
+            std::this_thread::yield();
+        }
         return worker.progress();
     }
 
@@ -279,6 +287,54 @@ TEST_F(MoveTest, ReplanBeforeFlipRefusesTheFlip) {
     EXPECT_FALSE(io::posix_file_system().exists(
         destination_.logs.partition_directory("orders", PartitionId(0))));
     EXPECT_EQ(source_.read_all().size(), 20u);
+}
+
+// Rule: a flip whose reply was lost but which committed is resolved by reading the assignment:
+// the move is done and the install stays.
+TEST_F(MoveTest, LostReplyOfACommittedFlipResolvesAsDone) {
+    ASSERT_TRUE(source_.commit(0, 12).is_ok());
+    target("n2");
+    ASSERT_TRUE(failpoint::configure("move.flip_reply_lost=error@1").is_ok());
+    MoveProgress progress = run_move();
+    EXPECT_EQ(progress.phase, MovePhase::done) << progress.error;
+    EXPECT_EQ(assignment().owner, NodeId("n2"));
+    EXPECT_EQ(destination_.read_all().size(), 12u) << "the install was taken off the path";
+}
+
+// Rule: a flip whose reply was lost and which was refused keeps the install until a read that
+// started at least 15 s after the proposal shows another target; only then does the copy leave
+// the partition's path.
+TEST_F(MoveTest, LostReplyOfARefusedFlipWaitsBeforeUninstalling) {
+    ASSERT_TRUE(source_.commit(0, 12).is_ok());
+    target("n2");
+    auto proposed_at = std::make_shared<std::atomic<int64_t>>(0);
+    failpoint::set_hook("move.before_flip", [this, proposed_at]() {
+        (void)store_.set_targets({{key_, assignment(), NodeId("n3")}});
+        proposed_at->store(clock_.now().time_since_epoch().count());
+        return Status::ok();
+    });
+    ASSERT_TRUE(failpoint::configure("move.flip_reply_lost=error@1").is_ok());
+    MoveProgress progress = run_move(/*advance_clock=*/true);
+    auto waited = clock_.now().time_since_epoch() - std::chrono::nanoseconds(proposed_at->load());
+    EXPECT_GE(waited, Millis(15'000)) << "the copy left the path before the outcome settled";
+    EXPECT_EQ(progress.phase, MovePhase::failed);
+    EXPECT_EQ(assignment().owner, NodeId("n1"));
+    EXPECT_FALSE(io::posix_file_system().exists(
+        destination_.logs.partition_directory("orders", PartitionId(0))));
+    EXPECT_EQ(source_.read_all().size(), 12u);
+}
+
+// Rule: a copy that fails verification is discarded and copied once more from scratch; a second
+// failure blocks the move as copy_unverifiable, and the source is never frozen again.
+TEST_F(MoveTest, UnverifiableCopyIsRetriedOnceThenBlocked) {
+    ASSERT_TRUE(source_.commit(0, 12).is_ok());
+    target("n2");
+    ASSERT_TRUE(failpoint::configure("move.verify=error").is_ok());
+    MoveProgress progress = run_move();
+    EXPECT_EQ(progress.phase, MovePhase::blocked);
+    EXPECT_EQ(progress.blocked, "copy_unverifiable");
+    EXPECT_EQ(direct_.freezes.load(), 2) << "the source was frozen again after the second failure";
+    EXPECT_EQ(assignment().owner, NodeId("n1"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <future>
 #include <thread>
 
+#include "base/failpoint.h"
 #include "base/log.h"
 #include "queue/consumer_offset_file.h"
 #include "storage/partition_log.h"
@@ -175,6 +176,7 @@ Result<Offset> StagedCopy::open_and_close() {
 Status StagedCopy::warm_up() { return open_and_close().status(); }
 
 Status StagedCopy::verify(Offset hwm) {
+    NARAD_FAILPOINT_RETURN("move.verify");
     auto recovered = open_and_close();
     if (!recovered.is_ok()) {
         return Status(Errc::corrupt, "the staged copy does not open: " +

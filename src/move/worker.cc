@@ -384,6 +384,9 @@ MoveWorker::Attempt MoveWorker::flip(const std::string& token, Offset hwm) {
     set_phase(MovePhase::flipping);
     NARAD_FAILPOINT("move.before_flip");
     auto outcome = context_.store.complete_move(partition_, source_, context_.self, token);
+    // A failure injected here is a reply lost after the metastore decided (either way).
+    Status lost = failpoint::evaluate("move.flip_reply_lost");
+    if (!lost.is_ok()) outcome = Status(Errc::unknown_outcome, "the flip's reply was lost");
     if (!outcome.is_ok()) {
         note_error(outcome.status().with_context("the flip's outcome is unknown"));
         return resolve(token, hwm);
@@ -418,7 +421,7 @@ MoveWorker::Attempt MoveWorker::resolve(const std::string& token, Offset hwm) {
     MonoTime last_unknown = context_.clock.now();
     MonoTime give_up_proposing = last_unknown + options.flip_retry_for;
     while (true) {
-        pause(Millis(1'000), /*interruptible=*/false);
+        pause(options.resolve_poll, /*interruptible=*/false);
         MonoTime read_started = context_.clock.now();
         auto read = context_.store.read_assignment(partition_);
         if (!read.is_ok()) continue;  // cannot ask: the install stays

@@ -54,6 +54,7 @@ struct MoveOptions {
     // a read must start before it may confirm that the flip did not commit.
     Millis flip_retry_for{120'000};
     Millis unknown_settle{15'000};
+    Millis resolve_poll{1'000};  // between reads of the assignment while the flip is unknown
     CopyLimits copy;
 };
 
