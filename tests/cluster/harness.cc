@@ -292,14 +292,8 @@ void Cluster::start() { start_first(size()); }
 void Cluster::start_first(int count) {
     NARAD_ASSERT(count >= 1 && count <= size(), "start_first: count out of range");
     for (int index = 1; index <= count; ++index) {
-        NodeProcess& joining = node(index);
-        joining.start();
+        join(index);
         if (::testing::Test::HasFatalFailure()) return;
-        // Only one etcd learner at a time: wait for this one's promotion before the next joins.
-        if (index > 1 && index <= options_.voters) {
-            ASSERT_TRUE(wait_voter(1, joining.node_id(), options_.ready_timeout))
-                << joining.node_id() << "'s etcd member was not promoted to voter";
-        }
     }
     ASSERT_NE(wait_for_controller(0, options_.ready_timeout), 0)
         << "the nodes never agreed on a controller";
@@ -309,6 +303,7 @@ void Cluster::join(int index) {
     NodeProcess& joining = node(index);
     joining.start();
     if (::testing::Test::HasFatalFailure()) return;
+    // Only one etcd learner at a time: wait for this one's promotion before the next joins.
     if (index > 1 && index <= options_.voters) {
         ASSERT_TRUE(wait_voter(1, joining.node_id(), options_.ready_timeout))
             << joining.node_id() << "'s etcd member was not promoted to voter";

@@ -288,6 +288,13 @@ class Traffic {
     // Ids handed out so far are below this.
     int next_id() const { return next_id_.load(); }
 
+    // Producers (100 per second each) and consumers through nodes 1 to 3.
+    void through_first_three() {
+        for (int index = 1; index <= 3; ++index) {
+            produce_through(index, 100);
+            consume_through(index);
+        }
+    }
     void produce_through(int index, int per_second) {
         producers_.emplace_back([this, index, per_second] {
             auto client = cluster_.node(index).client(seconds(10));
@@ -641,10 +648,7 @@ TEST(PartitionMoveTest, LongDrainPassIsCoveredByReArming) {
     Traffic traffic(cluster, topic, ledger);
     OneMove one = start_one_move(cluster, topic);
     ASSERT_FALSE(HasFailure());
-    for (int index = 1; index <= 3; ++index) {
-        traffic.produce_through(index, 100);
-        traffic.consume_through(index);
-    }
+    traffic.through_first_three();
     ASSERT_TRUE(wait_owned_by_n4(cluster, one.move, seconds(90)))
         << "the move did not complete: " << move_logs(cluster);
     EXPECT_TRUE(accepted_grows_by(ledger, 200));
@@ -673,10 +677,7 @@ TEST(PartitionMoveTest, FreezeLapsedMidDrainFreezesAgain) {
     Traffic traffic(cluster, topic, ledger, /*first_id=*/1'000);
     OneMove one = start_one_move(cluster, topic);
     ASSERT_FALSE(HasFailure());
-    for (int index = 1; index <= 3; ++index) {
-        traffic.produce_through(index, 100);
-        traffic.consume_through(index);
-    }
+    traffic.through_first_three();
     bool draining = reaches_phase(cluster, one.move, "finalizing");
     ASSERT_TRUE(draining) << "the move never reached the drain: " << move_logs(cluster);
     cluster.pause(4);
@@ -743,10 +744,7 @@ TEST(PartitionMoveTest, RePlanBeforeFlipRefusesTheFlip) {
     Traffic traffic(cluster, topic, ledger);
     OneMove one = start_one_move(cluster, topic);
     ASSERT_FALSE(HasFailure());
-    for (int index = 1; index <= 3; ++index) {
-        traffic.produce_through(index, 100);
-        traffic.consume_through(index);
-    }
+    traffic.through_first_three();
     bool flipping = reaches_phase(cluster, one.move, "flipping");
     ASSERT_TRUE(flipping) << "the move never reached the flip: " << move_logs(cluster);
     // Re-plan: the partition now goes to another node (a receiver, so the planner keeps it).
@@ -834,10 +832,7 @@ TEST(PartitionMoveTest, DestinationKilledDuringCatchUpCompletesAfterRestart) {
     ASSERT_EQ(initial.size(), 4u);
     int first_free = prefill(cluster, 1, topic, 4, kKillPrefill, 8 << 10, ledger, 0);
     Traffic traffic(cluster, topic, ledger, first_free);
-    for (int index = 1; index <= 3; ++index) {
-        traffic.produce_through(index, 100);
-        traffic.consume_through(index);
-    }
+    traffic.through_first_three();
     ASSERT_NO_FATAL_FAILURE(cluster.join(4));
     auto move = wait_single_move(cluster, 1, seconds(30));
     ASSERT_TRUE(move) << moves_json(cluster, 1).value_or(json()).dump();
