@@ -6,6 +6,7 @@
 #include "base/failpoint.h"
 #include "meta/fake_meta_store.h"
 #include "move/handoff.h"
+#include "move/runner.h"
 #include "move/worker.h"
 #include "queue/consume_service.h"
 #include "queue/temp_dir_for_test.h"
@@ -335,6 +336,50 @@ TEST_F(MoveTest, UnverifiableCopyIsRetriedOnceThenBlocked) {
     EXPECT_EQ(progress.blocked, "copy_unverifiable");
     EXPECT_EQ(direct_.freezes.load(), 2) << "the source was frozen again after the second failure";
     EXPECT_EQ(assignment().owner, NodeId("n1"));
+}
+
+// Rule: the runner skips its reconcile while the replica's versions stand still, runs it when they
+// move, after a worker exits and at least every 30 s; it starts a worker for a partition targeted
+// here and forgets it once the move is done.
+TEST_F(MoveTest, RunnerReconcilesOnlyWhenSomethingMoved) {
+    ASSERT_TRUE(source_.commit(0, 5).is_ok());
+    MoveOptions options;
+    options.retry_backoff = Millis(10);
+    MoveContext context{clock_,
+                        io::posix_file_system(),
+                        store_,
+                        NodeId("n2"),
+                        destination_.dir.path(),
+                        destination_.logs,
+                        destination_.guards,
+                        destination_.consume,
+                        destination_.handoff,
+                        direct_,
+                        options};
+    MoveRunner runner(context);
+    runner.tick();
+    EXPECT_EQ(runner.full_passes(), 1u);
+    runner.tick();
+    EXPECT_EQ(runner.full_passes(), 1u);
+    EXPECT_EQ(runner.skipped_ticks(), 1u);
+    target("n2");
+    runner.tick();
+    EXPECT_EQ(runner.full_passes(), 2u);
+    ASSERT_EQ(runner.progress().size(), 1u);
+    while (assignment().owner != NodeId("n2")) std::this_thread::yield();
+    // The flip moved the versions and the worker exited: the next tick reconciles and drops it.
+    while (runner.progress().size() == 1 && runner.progress().front().phase != MovePhase::done) {
+        std::this_thread::yield();
+    }
+    runner.tick();
+    EXPECT_EQ(runner.full_passes(), 3u);
+    EXPECT_TRUE(runner.progress().empty());
+    runner.tick();
+    EXPECT_EQ(runner.full_passes(), 3u);
+    clock_.advance(Millis(30'000));
+    runner.tick();
+    EXPECT_EQ(runner.full_passes(), 4u) << "no full pass after 30 s";
+    EXPECT_EQ(destination_.read_all().size(), 5u);
 }
 
 }  // namespace
