@@ -126,9 +126,9 @@ class MoveTest : public ::testing::Test {
     void target(const char* node) {
         ASSERT_EQ(store_.set_targets({{key_, assignment(), NodeId(node)}}).value(), 1u);
     }
-    // Runs one move of orders/0 from n1 to n2 to its end. With `advance_clock`, the fake clock
-    // moves a second per turn of this thread until the worker ends (waits measured on it pass).
-    MoveProgress run_move(bool advance_clock = false) {
+    // Runs one move of orders/0 from n1 to n2 to its end. While `advance_clock` says so, the fake
+    // clock moves a second per turn of this thread (so waits measured on it pass).
+    MoveProgress run_move(const std::function<bool()>& advance_clock = nullptr) {
         MoveOptions options;
         options.resolve_poll = Millis(1);
         options.retry_backoff = Millis(10);
@@ -148,7 +148,7 @@ class MoveTest : public ::testing::Test {
         MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
         worker.start();
         while (!worker.finished()) {
-            if (advance_clock) clock_.advance(Millis(1'000));
+            if (advance_clock && advance_clock()) clock_.advance(Millis(1'000));
             std::this_thread::yield();
         }
         return worker.progress();
@@ -227,6 +227,15 @@ TEST_F(MoveTest, MoveCopiesRecordsAndPositionThenFlips) {
                         .settle("orders", PartitionId(0), d.offset, d.lease_id, queue::Settle::ack)
                         .is_ok());
     }
+    store_.update([](meta::MetaState& state) {
+        meta::Topic child;
+        child.name = "orders-copy";
+        child.role = meta::TopicRole::child;
+        child.parent = "orders";
+        child.attach_epoch = "e7";
+        state.topics["orders-copy"] = child;
+        state.topics["orders"].children = {"orders-copy"};
+    });
     target("n2");
     MoveProgress progress = run_move();
     EXPECT_EQ(progress.phase, MovePhase::done) << progress.error;
@@ -239,6 +248,7 @@ TEST_F(MoveTest, MoveCopiesRecordsAndPositionThenFlips) {
     ASSERT_TRUE(marker.is_ok());
     EXPECT_EQ(marker->promoted_high_watermark, Offset(60));
     EXPECT_EQ(marker->source, NodeId("n1"));
+    EXPECT_EQ(marker->children, (std::vector<ChildLink>{{"orders-copy", "e7"}}));
     // The new owner resumes after the acked ten.
     std::optional<Result<std::vector<queue::Delivery>>> next;
     destination_.consume.consume(queue::ConsumeRequest{.topic = "orders", .max = 1},
@@ -315,7 +325,8 @@ TEST_F(MoveTest, LostReplyOfARefusedFlipWaitsBeforeUninstalling) {
         return Status::ok();
     });
     ASSERT_TRUE(failpoint::configure("move.flip_reply_lost=error@1").is_ok());
-    MoveProgress progress = run_move(/*advance_clock=*/true);
+    // The clock runs only once the flip is out, so the freeze before it holds.
+    MoveProgress progress = run_move([proposed_at] { return proposed_at->load() != 0; });
     auto waited = clock_.now().time_since_epoch() - std::chrono::nanoseconds(proposed_at->load());
     EXPECT_GE(waited, Millis(15'000)) << "the copy left the path before the outcome settled";
     EXPECT_EQ(progress.phase, MovePhase::failed);
@@ -368,9 +379,8 @@ TEST_F(MoveTest, RunnerReconcilesOnlyWhenSomethingMoved) {
     ASSERT_EQ(runner.progress().size(), 1u);
     while (assignment().owner != NodeId("n2")) std::this_thread::yield();
     // The flip moved the versions and the worker exited: the next tick reconciles and drops it.
-    while (runner.progress().size() == 1 && runner.progress().front().phase != MovePhase::done) {
-        std::this_thread::yield();
-    }
+    while (!runner.progress().front().finished) std::this_thread::yield();
+    EXPECT_EQ(runner.progress().front().phase, MovePhase::done);
     runner.tick();
     EXPECT_EQ(runner.full_passes(), 3u);
     EXPECT_TRUE(runner.progress().empty());

@@ -119,6 +119,7 @@ void MoveWorker::cancel() {
 MoveProgress MoveWorker::progress() const {
     std::lock_guard lock(mutex_);
     MoveProgress out = progress_;
+    out.finished = finished_.load();
     if (freeze_started_) {
         out.freeze = std::chrono::duration_cast<Millis>(context_.clock.now() - *freeze_started_);
     }
@@ -340,8 +341,15 @@ MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {
     MoveMarker marker;
     marker.source = source_;
     marker.promoted_high_watermark = listing.high_watermark;
-    if (const meta::Topic* topic = context_.store.snapshot()->find_topic(partition_.topic)) {
-        for (const std::string& child : topic->children) marker.children.push_back({child, "-"});
+    // The child links at install time, with their attach epochs (a child's record carries its
+    // own epoch); "-" for a child whose record this replica does not have.
+    meta::MetaSnapshot view = context_.store.snapshot();
+    if (const meta::Topic* topic = view->find_topic(partition_.topic)) {
+        for (const std::string& child : topic->children) {
+            const meta::Topic* record = view->find_topic(child);
+            bool known = record != nullptr && !record->attach_epoch.empty();
+            marker.children.push_back({child, known ? record->attach_epoch : "-"});
+        }
     }
     marker.durable_at_ms = context_.clock.wall_ms();
     auto finished = staged_.finish(listing, listed_at, marker);

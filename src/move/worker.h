@@ -83,6 +83,7 @@ struct MoveProgress {
     std::string blocked;           // reason, when phase is blocked
     std::string error;             // the last error, if any
     bool non_converged = false;
+    bool finished = false;  // the worker's thread is done (its phase is final)
 };
 
 // Everything a worker uses, owned by the runner's owner (node/).
