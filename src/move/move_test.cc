@@ -154,6 +154,15 @@ class MoveTest : public ::testing::Test {
         return worker.progress();
     }
 
+    // A flip that did not commit: the source still owns the partition with all `records`, and
+    // the destination's copy is off the partition's path.
+    void expect_flip_undone(size_t records) {
+        EXPECT_EQ(assignment().owner, NodeId("n1"));
+        EXPECT_FALSE(io::posix_file_system().exists(
+            destination_.logs.partition_directory("orders", PartitionId(0))));
+        EXPECT_EQ(source_.read_all().size(), records);
+    }
+
     FakeClock clock_;
     meta::FakeMetaStore store_;
     TestNode source_{store_, clock_, "n1"};
@@ -293,11 +302,8 @@ TEST_F(MoveTest, ReplanBeforeFlipRefusesTheFlip) {
     });
     MoveProgress progress = run_move();
     EXPECT_EQ(progress.phase, MovePhase::failed);
-    EXPECT_EQ(assignment().owner, NodeId("n1"));
     EXPECT_EQ(assignment().target, NodeId("n3"));
-    EXPECT_FALSE(io::posix_file_system().exists(
-        destination_.logs.partition_directory("orders", PartitionId(0))));
-    EXPECT_EQ(source_.read_all().size(), 20u);
+    expect_flip_undone(20);
 }
 
 // Rule: a flip whose reply was lost but which committed is resolved by reading the assignment:
@@ -330,10 +336,7 @@ TEST_F(MoveTest, LostReplyOfARefusedFlipWaitsBeforeUninstalling) {
     auto waited = clock_.now().time_since_epoch() - std::chrono::nanoseconds(proposed_at->load());
     EXPECT_GE(waited, Millis(15'000)) << "the copy left the path before the outcome settled";
     EXPECT_EQ(progress.phase, MovePhase::failed);
-    EXPECT_EQ(assignment().owner, NodeId("n1"));
-    EXPECT_FALSE(io::posix_file_system().exists(
-        destination_.logs.partition_directory("orders", PartitionId(0))));
-    EXPECT_EQ(source_.read_all().size(), 12u);
+    expect_flip_undone(12);
 }
 
 // Rule: a copy that fails verification is discarded and copied once more from scratch; a second
