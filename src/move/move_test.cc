@@ -395,5 +395,49 @@ TEST_F(MoveTest, RunnerReconcilesOnlyWhenSomethingMoved) {
     EXPECT_EQ(destination_.read_all().size(), 5u);
 }
 
+// Rule: at most `limit` cutovers hold a slot at once; a released slot can be taken again.
+TEST(CutoverSlots, HoldAtMostTheLimit) {
+    CutoverSlots slots(2);
+    EXPECT_TRUE(slots.try_acquire());
+    EXPECT_TRUE(slots.try_acquire());
+    EXPECT_FALSE(slots.try_acquire());
+    slots.release();
+    EXPECT_TRUE(slots.try_acquire());
+    EXPECT_FALSE(slots.try_acquire());
+}
+
+// Rule: a move that finds every cutover slot taken does not freeze its source; it keeps copying
+// and freezes once a slot is free.
+TEST_F(MoveTest, MoveWaitsForACutoverSlotBeforeFreezing) {
+    ASSERT_TRUE(source_.commit(0, 8).is_ok());
+    target("n2");
+    CutoverSlots slots(1);
+    ASSERT_TRUE(slots.try_acquire());  // another move holds the only slot
+    MoveOptions options;
+    options.retry_backoff = Millis(10);
+    MoveContext context{clock_,
+                        io::posix_file_system(),
+                        store_,
+                        NodeId("n2"),
+                        destination_.dir.path(),
+                        destination_.logs,
+                        destination_.guards,
+                        destination_.consume,
+                        destination_.handoff,
+                        direct_,
+                        options,
+                        &slots};
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    worker.start();
+    while (worker.progress().passes < 5) std::this_thread::yield();
+    EXPECT_EQ(direct_.freezes.load(), 0) << "froze the source without a slot";
+    EXPECT_FALSE(store_.freeze_held(key_));
+    slots.release();
+    while (!worker.finished()) std::this_thread::yield();
+    EXPECT_EQ(worker.progress().phase, MovePhase::done);
+    EXPECT_EQ(direct_.freezes.load(), 1);
+    EXPECT_EQ(destination_.read_all().size(), 8u);
+}
+
 }  // namespace
 }  // namespace narad::move

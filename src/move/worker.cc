@@ -223,23 +223,15 @@ MoveWorker::Attempt MoveWorker::attempt() {
     bool converged = false;
     for (uint32_t pass = 0; pass < options.max_passes; ++pass) {
         if (cancelled()) return Attempt::ended;
-        auto listing = context_.source.list(source_, partition_.topic, partition_.partition);
-        if (!listing.is_ok()) {
-            note_error(listing.status().with_context("listing the source"));
-            return Attempt::retry;
-        }
-        auto copied = copy_pass(*listing);
-        if (!copied.is_ok()) {
-            note_error(copied.status().with_context("copying"));
-            return Attempt::retry;
-        }
+        uint64_t copied = 0;
+        if (!list_and_copy(&copied)) return Attempt::retry;
         NARAD_FAILPOINT("move.after_catch_up_pass");
-        if (*copied <= options.lag_bytes) {
+        if (copied <= options.lag_bytes) {
             converged = true;
             break;
         }
-        stalled = *copied >= previous ? stalled + 1 : 0;
-        previous = *copied;
+        stalled = copied >= previous ? stalled + 1 : 0;
+        previous = copied;
         if (stalled >= options.max_stalled_passes) break;
     }
     if (!converged) {
@@ -251,6 +243,19 @@ MoveWorker::Attempt MoveWorker::attempt() {
             "source for a stop-and-copy of the rest",
             partition_.topic, partition_.partition.value(), progress_.passes);
     }
+    // Wait for a cutover slot, keeping the copy close behind the source meanwhile.
+    while (context_.cutovers != nullptr && !context_.cutovers->try_acquire()) {
+        if (cancelled()) return Attempt::ended;
+        uint64_t copied = 0;
+        if (!list_and_copy(&copied)) return Attempt::retry;
+        pause(Millis(20));
+    }
+    struct SlotRelease {
+        CutoverSlots* slots;
+        ~SlotRelease() {
+            if (slots != nullptr) slots->release();
+        }
+    } slot{context_.cutovers};
     Status warmed = staged_.warm_up();
     if (!warmed.is_ok())
         note_error(warmed.with_context("opening the staged copy before the freeze"));
@@ -259,6 +264,21 @@ MoveWorker::Attempt MoveWorker::attempt() {
         if (next != Attempt::refreeze) return next;
         if (cancelled()) return Attempt::ended;
     }
+}
+
+bool MoveWorker::list_and_copy(uint64_t* copied) {
+    auto listing = context_.source.list(source_, partition_.topic, partition_.partition);
+    if (!listing.is_ok()) {
+        note_error(listing.status().with_context("listing the source"));
+        return false;
+    }
+    auto bytes = copy_pass(*listing);
+    if (!bytes.is_ok()) {
+        note_error(bytes.status().with_context("copying"));
+        return false;
+    }
+    *copied = *bytes;
+    return true;
 }
 
 MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {

@@ -3,6 +3,7 @@
 //   catch_up    copy passes while the source keeps serving, until a pass copies at most
 //               `lag_bytes`, or `max_passes` passes, or `max_stalled_passes` in a row without the
 //               tail shrinking (then it freezes anyway: a non-converged cutover);
+//   (a move may wait here for one of the node's cutover slots, copying meanwhile)
 //   freezing    PrepareHandoff: the source freezes the partition and returns a token, re-armed
 //               every freeze_ttl/4 on a timer of its own until the move ends;
 //   finalizing  drain passes under the freeze until two passes in a row copy nothing and list the
@@ -86,6 +87,29 @@ struct MoveProgress {
     bool finished = false;  // the worker's thread is done (its phase is final)
 };
 
+// How many of this node's moves may hold their source frozen at once. Cutovers that run together
+// share one disk (syncs, the verify, the flip's etcd write) and all freeze longer; a move waiting
+// for a slot keeps copying instead, so its tail stays short. Thread-safe.
+class CutoverSlots {
+  public:
+    explicit CutoverSlots(uint32_t limit) : limit_(limit) {}
+    bool try_acquire() {
+        std::lock_guard lock(mutex_);
+        if (used_ >= limit_) return false;
+        ++used_;
+        return true;
+    }
+    void release() {
+        std::lock_guard lock(mutex_);
+        --used_;
+    }
+
+  private:
+    std::mutex mutex_;
+    uint32_t used_ = 0;  // GUARDED_BY(mutex_)
+    uint32_t limit_;
+};
+
 // Everything a worker uses, owned by the runner's owner (node/).
 struct MoveContext {
     Clock& clock;
@@ -99,6 +123,7 @@ struct MoveContext {
     HandoffService& handoff;  // this node's source side (freeze state of an earlier ownership)
     SourceClient& source;
     MoveOptions options;
+    CutoverSlots* cutovers = nullptr;  // null: no limit
 };
 
 class MoveWorker {
@@ -126,6 +151,8 @@ class MoveWorker {
     Status install();
     Status uninstall(bool remove_staging);
     Result<uint64_t> copy_pass(const TransferListing& listing);
+    // One listing and copy pass; false (with the error noted) when it failed.
+    bool list_and_copy(uint64_t* copied);
 
     void set_phase(MovePhase phase);
     void note_error(const Status& status);

@@ -50,6 +50,9 @@ Result<std::pair<std::string, uint16_t>> split_host_port(std::string_view addres
 
 namespace {
 
+// Moves of this node that may freeze their sources at once (worker.h, CutoverSlots).
+constexpr uint32_t kConcurrentCutovers = 2;
+
 bool looks_like_ip(const std::string& host) {
     in_addr v4{};
     in6_addr v6{};
@@ -402,6 +405,7 @@ class Node::Impl {
         source_client_ = std::make_unique<api::PeerSourceClient>(*peers_, Millis(30'000));
         move::MoveOptions options;
         options.freeze_ttl = handoff_options.freeze_ttl;
+        cutovers_ = std::make_unique<move::CutoverSlots>(kConcurrentCutovers);
         options.lag_bytes = static_cast<uint64_t>(cluster.move_lag_bytes);
         options.copy.bytes_per_second = static_cast<uint64_t>(cluster.move_copy_rate);
         move_context_ = std::make_unique<move::MoveContext>(move::MoveContext{
@@ -416,6 +420,7 @@ class Node::Impl {
             .handoff = *handoff_,
             .source = *source_client_,
             .options = options,
+            .cutovers = cutovers_.get(),
         });
         runner_ = std::make_unique<move::MoveRunner>(*move_context_);
         move_pool_ = std::make_unique<ThreadPool>("narad-move", 4, 1'000);
@@ -565,6 +570,7 @@ class Node::Impl {
     std::unique_ptr<net::HttpServer> cluster_server_;
     std::unique_ptr<move::HandoffService> handoff_;
     std::unique_ptr<api::PeerSourceClient> source_client_;
+    std::unique_ptr<move::CutoverSlots> cutovers_;
     std::unique_ptr<move::MoveContext> move_context_;
     std::unique_ptr<move::MoveRunner> runner_;
     std::unique_ptr<ThreadPool> move_pool_;
