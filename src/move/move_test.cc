@@ -126,6 +126,21 @@ class MoveTest : public ::testing::Test {
     void target(const char* node) {
         ASSERT_EQ(store_.set_targets({{key_, assignment(), NodeId(node)}}).value(), 1u);
     }
+    // The destination's (n2's) move context.
+    MoveContext destination_context(MoveOptions options, CutoverSlots* slots = nullptr) {
+        return MoveContext{clock_,
+                           io::posix_file_system(),
+                           store_,
+                           NodeId("n2"),
+                           destination_.dir.path(),
+                           destination_.logs,
+                           destination_.guards,
+                           destination_.consume,
+                           destination_.handoff,
+                           direct_,
+                           options,
+                           slots};
+    }
     // Runs one move of orders/0 from n1 to n2 to its end. While `advance_clock` says so, the fake
     // clock moves a second per turn of this thread (so waits measured on it pass).
     MoveProgress run_move(const std::function<bool()>& advance_clock = nullptr) {
@@ -134,17 +149,7 @@ class MoveTest : public ::testing::Test {
         options.retry_backoff = Millis(10);
         options.lag_bytes = 0;
         options.copy.chunk_bytes = 1000;  // several chunks per segment
-        MoveContext context{clock_,
-                            io::posix_file_system(),
-                            store_,
-                            NodeId("n2"),
-                            destination_.dir.path(),
-                            destination_.logs,
-                            destination_.guards,
-                            destination_.consume,
-                            destination_.handoff,
-                            direct_,
-                            options};
+        MoveContext context = destination_context(options);
         MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
         worker.start();
         while (!worker.finished()) {
@@ -359,17 +364,7 @@ TEST_F(MoveTest, RunnerReconcilesOnlyWhenSomethingMoved) {
     ASSERT_TRUE(source_.commit(0, 5).is_ok());
     MoveOptions options;
     options.retry_backoff = Millis(10);
-    MoveContext context{clock_,
-                        io::posix_file_system(),
-                        store_,
-                        NodeId("n2"),
-                        destination_.dir.path(),
-                        destination_.logs,
-                        destination_.guards,
-                        destination_.consume,
-                        destination_.handoff,
-                        direct_,
-                        options};
+    MoveContext context = destination_context(options);
     MoveRunner runner(context);
     runner.tick();
     EXPECT_EQ(runner.full_passes(), 1u);
@@ -415,18 +410,7 @@ TEST_F(MoveTest, MoveWaitsForACutoverSlotBeforeFreezing) {
     ASSERT_TRUE(slots.try_acquire());  // another move holds the only slot
     MoveOptions options;
     options.retry_backoff = Millis(10);
-    MoveContext context{clock_,
-                        io::posix_file_system(),
-                        store_,
-                        NodeId("n2"),
-                        destination_.dir.path(),
-                        destination_.logs,
-                        destination_.guards,
-                        destination_.consume,
-                        destination_.handoff,
-                        direct_,
-                        options,
-                        &slots};
+    MoveContext context = destination_context(options, &slots);
     MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
     worker.start();
     while (worker.progress().passes < 5) std::this_thread::yield();
