@@ -489,4 +489,9 @@ Status EtcdMetaStore::renew_freeze(int64_t lease) {
 
 Status EtcdMetaStore::release_freeze(int64_t lease) { return client_.lease_revoke(lease); }
 
+Status EtcdMetaStore::remove_freeze(const PartitionKey& partition) {
+    return client_.txn({}, {TxnOp::remove(keys_.freeze(partition.topic, partition.partition))})
+        .status();
+}
+
 }  // namespace narad::meta

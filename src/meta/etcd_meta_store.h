@@ -68,6 +68,7 @@ class EtcdMetaStore final : public MetaStore {
                                 Millis ttl) override;
     Status renew_freeze(int64_t lease) override;
     Status release_freeze(int64_t lease) override;
+    Status remove_freeze(const PartitionKey& partition) override;
 
     // A snapshot at least as new as a linearizable read made now: the view to plan from.
     Result<MetaSnapshot> sync();

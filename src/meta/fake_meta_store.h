@@ -182,10 +182,10 @@ class FakeMetaStore final : public MetaStore {
         freezes_.erase(lease);
         return Status::ok();
     }
-    // Test hook: the freeze lease of `partition` runs out (as etcd would after its TTL).
-    void expire_freeze(const PartitionKey& partition) {
+    Status remove_freeze(const PartitionKey& partition) override {
         std::lock_guard lock(mutex_);
         std::erase_if(freezes_, [&](const auto& entry) { return entry.second.first == partition; });
+        return Status::ok();
     }
     bool freeze_held(const PartitionKey& partition) const {
         std::lock_guard lock(mutex_);

@@ -37,6 +37,7 @@ Result<int64_t> MetaStore::hold_freeze(const PartitionKey&, const std::string&, 
 }
 Status MetaStore::renew_freeze(int64_t) { return no_moves(); }
 Status MetaStore::release_freeze(int64_t) { return no_moves(); }
+Status MetaStore::remove_freeze(const PartitionKey&) { return no_moves(); }
 
 Result<Topic> MetaStore::create_topic_on(Topic topic, const NodeId& owner) {
     std::vector<NodeId> owners(topic.partitions, owner);

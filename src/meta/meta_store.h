@@ -77,6 +77,8 @@ class MetaStore {
     virtual Status renew_freeze(int64_t lease);
     // Revokes the lease, so the freeze key is gone (etcd orders this before any later flip).
     virtual Status release_freeze(int64_t lease);
+    // Deletes a partition's freeze key whatever holds it (one left by an earlier run).
+    virtual Status remove_freeze(const PartitionKey& partition);
 
     // Conveniences: every (new) partition on one node.
     Result<Topic> create_topic_on(Topic topic, const NodeId& owner);

@@ -1,8 +1,7 @@
 #include "meta/topic_frontend.h"
 
-#include <random>
-
 #include "base/names.h"
+#include "base/random.h"
 #include "meta/schema.h"
 
 namespace narad::meta {
@@ -38,12 +37,7 @@ Status check_retention_floor(int64_t retention_ms) {
 
 }  // namespace
 
-IncarnationId new_incarnation_id() {
-    static thread_local std::mt19937_64 random{std::random_device{}()};
-    char buffer[17];
-    std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(random()));
-    return IncarnationId(buffer);
-}
+IncarnationId new_incarnation_id() { return IncarnationId(random_hex(8)); }
 
 Placement place_on(NodeId node) {
     return [node = std::move(node)](const MetaState&, const std::string&, uint32_t,

@@ -1,20 +1,15 @@
 #include "move/handoff.h"
 
-#include <random>
 #include <thread>
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/random.h"
 #include "queue/consumer_offset_file.h"
 #include "storage/segment_scan.h"
 
 namespace narad::move {
 namespace {
-
-std::string fresh_token() {
-    static thread_local std::mt19937_64 random{std::random_device{}()};
-    return fmt::format("{:016x}{:016x}", random(), random());
-}
 
 int64_t wall_ns(WallTime time) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
@@ -151,7 +146,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
         std::unique_lock produce(gate->produce);
         gate->frozen = true;
     }
-    std::string token = fresh_token();
+    std::string token = random_hex(16);
     auto lease = store_.hold_freeze(key, token, options_.freeze_ttl);
     if (!lease.is_ok()) {
         bool held_before;
@@ -190,16 +185,14 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
     return Handoff{token, std::move(*listing)};
 }
 
-Result<Handoff> HandoffService::rearm(const std::string& topic, PartitionId partition,
-                                      const std::string& token) {
-    Key key{topic, partition};
+Status HandoffService::renew(const Key& key, const std::string& token) {
     int64_t lease = 0;
     {
         std::lock_guard lock(mutex_);
         auto it = freezes_.find(key);
         if (it == freezes_.end() || it->second.token != token || it->second.closed ||
             clock_.now() >= it->second.deadline) {
-            return Status(Errc::conflict, "the freeze of " + describe(topic, partition) +
+            return Status(Errc::conflict, "the freeze of " + describe(key.topic, key.partition) +
                                               " named by this token is no longer active");
         }
         lease = it->second.lease;
@@ -207,31 +200,44 @@ Result<Handoff> HandoffService::rearm(const std::string& topic, PartitionId part
     Status renewed = store_.renew_freeze(lease);
     if (!renewed.is_ok()) {
         if (renewed.code() == Errc::not_found) {
-            return Status(Errc::conflict, "the freeze key of " + describe(topic, partition) +
+            return Status(Errc::conflict, "the freeze key of " +
+                                              describe(key.topic, key.partition) +
                                               " expired in the metastore");
         }
         return renewed.with_context("re-arming the freeze");
     }
-    {
-        std::lock_guard lock(mutex_);
-        auto it = freezes_.find(key);
-        if (it == freezes_.end() || it->second.token != token) {
-            return Status(Errc::conflict,
-                          "the freeze of " + describe(topic, partition) + " was replaced");
-        }
-        it->second.deadline = clock_.now() + options_.freeze_ttl;
+    std::lock_guard lock(mutex_);
+    auto it = freezes_.find(key);
+    if (it == freezes_.end() || it->second.token != token) {
+        return Status(Errc::conflict,
+                      "the freeze of " + describe(key.topic, key.partition) + " was replaced");
     }
+    it->second.deadline = clock_.now() + options_.freeze_ttl;
+    return Status::ok();
+}
+
+Result<Handoff> HandoffService::rearm(const std::string& topic, PartitionId partition,
+                                      const std::string& token) {
+    NARAD_RETURN_IF_ERROR(renew(Key{topic, partition}, token));
     NARAD_ASSIGN_OR_RETURN(TransferListing listing, read_listing(topic, partition));
     return Handoff{token, std::move(listing)};
 }
 
 Status HandoffService::fence(const std::string& topic, PartitionId partition,
                              const std::string& token, Offset hwm) {
-    NARAD_ASSIGN_OR_RETURN(Handoff handoff, prepare(topic, partition, token));
-    if (handoff.listing.high_watermark != hwm) {
+    NARAD_RETURN_IF_ERROR(check_owner(topic, partition));
+    NARAD_RETURN_IF_ERROR(renew(Key{topic, partition}, token));
+    // Under the freeze nothing commits, so the open log's watermark is final.
+    Offset now;
+    auto log = logs_.get(topic, partition, storage::CreateIfMissing::no);
+    if (log.is_ok()) {
+        now = (*log)->high_watermark();
+    } else if (log.code() != Errc::not_found) {
+        return log.status();
+    }
+    if (now != hwm) {
         return Status(Errc::conflict, "the high watermark of " + describe(topic, partition) +
-                                          " is " +
-                                          std::to_string(handoff.listing.high_watermark.value()) +
+                                          " is " + std::to_string(now.value()) +
                                           ", not the copied " + std::to_string(hwm.value()));
     }
     return Status::ok();
@@ -338,9 +344,7 @@ Status HandoffService::release_stale_freezes() {
     meta::MetaSnapshot view = store_.snapshot();
     for (const auto& [key, assignment] : view->assignments) {
         if (assignment.owner != self_ || assignment.target.value().empty()) continue;
-        auto lease = store_.hold_freeze(key, "released-" + fresh_token(), Millis(1'000));
-        if (!lease.is_ok()) return lease.status().with_context("releasing stale freeze keys");
-        NARAD_RETURN_IF_ERROR(store_.release_freeze(*lease));
+        NARAD_RETURN_IF_ERROR(store_.remove_freeze(key));
     }
     return Status::ok();
 }

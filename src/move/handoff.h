@@ -98,6 +98,8 @@ class HandoffService {
     Result<Handoff> freeze(const std::string& topic, PartitionId partition);
     Result<Handoff> rearm(const std::string& topic, PartitionId partition,
                           const std::string& token);
+    // Extends the live freeze `token` names, here and in the metastore; conflict once it lapsed.
+    Status renew(const Key& key, const std::string& token);
     // Ends a freeze: revoke, read, then reopen or close. REQUIRES(freeze_mutex_) not held.
     void lift(const Key& key);
     void close_partition(const Key& key);

@@ -390,6 +390,18 @@ TEST_F(MoveTest, RunnerReconcilesOnlyWhenSomethingMoved) {
     EXPECT_EQ(destination_.read_all().size(), 5u);
 }
 
+// Rule: a source starting up removes the freeze key an earlier run left on a partition it owns that
+// is being moved, so a destination holding that run's token can never flip with it.
+TEST_F(MoveTest, StartUpRemovesStaleFreezeKeys) {
+    target("n2");
+    ASSERT_TRUE(store_.hold_freeze(key_, "token-of-an-earlier-run", Millis(30'000)).is_ok());
+    ASSERT_TRUE(source_.handoff.release_stale_freezes().is_ok());
+    EXPECT_FALSE(store_.freeze_held(key_));
+    EXPECT_EQ(
+        store_.complete_move(key_, NodeId("n1"), NodeId("n2"), "token-of-an-earlier-run").value(),
+        meta::FlipOutcome::freeze_lapsed);
+}
+
 // Rule: at most `limit` cutovers hold a slot at once; a released slot can be taken again.
 TEST(CutoverSlots, HoldAtMostTheLimit) {
     CutoverSlots slots(2);
