@@ -260,7 +260,7 @@ MoveWorker::Attempt MoveWorker::attempt() {
     if (!warmed.is_ok())
         note_error(warmed.with_context("opening the staged copy before the freeze"));
     while (true) {
-        Attempt next = freeze_and_flip(!converged);
+        Attempt next = freeze_and_flip();
         if (next != Attempt::refreeze) return next;
         if (cancelled()) return Attempt::ended;
     }
@@ -281,7 +281,7 @@ bool MoveWorker::list_and_copy(uint64_t* copied) {
     return true;
 }
 
-MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {
+MoveWorker::Attempt MoveWorker::freeze_and_flip() {
     const MoveOptions& options = context_.options;
     set_phase(MovePhase::freezing);
     auto handoff = context_.source.prepare(source_, partition_.topic, partition_.partition, "");
@@ -289,18 +289,7 @@ MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {
         note_error(handoff.status().with_context("freezing the source"));
         return Attempt::retry;
     }
-    MonoTime frozen_at = context_.clock.now();
-    {
-        std::lock_guard lock(mutex_);
-        freeze_started_ = frozen_at;
-    }
-    auto end_freeze = [&] {
-        auto held = context_.clock.now() - frozen_at;
-        MoveMetrics::get().freeze.get().observe(std::chrono::duration<double>(held).count());
-        std::lock_guard lock(mutex_);
-        freeze_started_.reset();
-        progress_.freeze = std::chrono::duration_cast<Millis>(held);
-    };
+    FreezeSpan span(*this);
     Rearm rearm(context_.source, source_, partition_, handoff->token, options.freeze_ttl / 4);
     set_phase(MovePhase::finalizing);
     // Drain under the freeze until two passes in a row copy nothing and list the same high
@@ -309,20 +298,15 @@ MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {
     std::optional<Offset> last_hwm;
     uint32_t quiet = 0;
     while (true) {
-        if (cancelled()) {
-            end_freeze();
-            return Attempt::ended;
-        }
+        if (cancelled()) return Attempt::ended;
         NARAD_FAILPOINT("move.finalize_pass");
         auto copied = copy_pass(listing);
         if (!copied.is_ok()) {
             note_error(copied.status().with_context("draining"));
-            end_freeze();
             return Attempt::retry;
         }
         if (rearm.lapsed()) {
             note_error(Status(Errc::conflict, "the source's freeze lapsed while draining"));
-            end_freeze();
             return Attempt::refreeze;
         }
         quiet = *copied == 0 && last_hwm == listing.high_watermark ? quiet + 1 : 0;
@@ -331,7 +315,6 @@ MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {
         auto next = context_.source.list(source_, partition_.topic, partition_.partition);
         if (!next.is_ok()) {
             note_error(next.status().with_context("listing the source"));
-            end_freeze();
             return Attempt::retry;
         }
         listing = std::move(*next);
@@ -339,43 +322,10 @@ MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {
     WallTime listed_at = context_.clock.wall_now();
     set_phase(MovePhase::installing);
     Status verified = staged_.verify(listing.high_watermark);
-    if (!verified.is_ok()) {
-        end_freeze();
-        ++unverifiable_;
-        if (unverifiable_ >= 2) {
-            NARAD_LOG_ERROR(
-                "move: staged copy cannot be verified; not freezing the source again ('{}' "
-                "partition {}: {})",
-                partition_.topic, partition_.partition.value(), verified.to_string());
-            std::lock_guard lock(mutex_);
-            progress_.phase = MovePhase::blocked;
-            progress_.blocked = "copy_unverifiable";
-            progress_.error = verified.to_string();
-            return Attempt::ended;
-        }
-        note_error(verified.with_context("verifying the copy; copying once more from scratch"));
-        Status reset = staged_.reset();
-        if (!reset.is_ok()) note_error(reset);
-        return Attempt::retry;
-    }
-    MoveMarker marker;
-    marker.source = source_;
-    marker.promoted_high_watermark = listing.high_watermark;
-    // The child links at install time, with their attach epochs (a child's record carries its
-    // own epoch); "-" for a child whose record this replica does not have.
-    meta::MetaSnapshot view = context_.store.snapshot();
-    if (const meta::Topic* topic = view->find_topic(partition_.topic)) {
-        for (const std::string& child : topic->children) {
-            const meta::Topic* record = view->find_topic(child);
-            bool known = record != nullptr && !record->attach_epoch.empty();
-            marker.children.push_back({child, known ? record->attach_epoch : "-"});
-        }
-    }
-    marker.durable_at_ms = context_.clock.wall_ms();
-    auto finished = staged_.finish(listing, listed_at, marker);
+    if (!verified.is_ok()) return unverifiable(verified);
+    auto finished = staged_.finish(listing, listed_at, marker_for(listing.high_watermark));
     if (!finished.is_ok()) {
         note_error(finished.status().with_context("making the copy durable"));
-        end_freeze();
         return Attempt::retry;
     }
     if (*finished) {
@@ -392,20 +342,72 @@ MoveWorker::Attempt MoveWorker::freeze_and_flip(bool non_converged) {
     if (!fenced.is_ok() || rearm.lapsed()) {
         note_error(fenced.is_ok() ? Status(Errc::conflict, "the freeze lapsed before the fence")
                                   : fenced.with_context("the fence"));
-        end_freeze();
         return fenced.code() == Errc::conflict || rearm.lapsed() ? Attempt::refreeze
                                                                  : Attempt::retry;
     }
     Status installed = install();
     if (!installed.is_ok()) {
         note_error(installed.with_context("installing the copy"));
-        end_freeze();
         return Attempt::retry;
     }
-    (void)non_converged;
-    Attempt result = flip(handoff->token, listing.high_watermark);
-    end_freeze();
-    return result;
+    return flip(handoff->token, listing.high_watermark);
+}
+
+MoveWorker::FreezeSpan::FreezeSpan(MoveWorker& worker)
+    : worker_(worker), started_(worker.context_.clock.now()) {
+    std::lock_guard lock(worker_.mutex_);
+    worker_.freeze_started_ = started_;
+}
+
+MoveWorker::FreezeSpan::~FreezeSpan() {
+    auto held = worker_.context_.clock.now() - started_;
+    MoveMetrics::get().freeze.get().observe(std::chrono::duration<double>(held).count());
+    std::lock_guard lock(worker_.mutex_);
+    worker_.freeze_started_.reset();
+    worker_.progress_.freeze = std::chrono::duration_cast<Millis>(held);
+}
+
+MoveWorker::Attempt MoveWorker::unverifiable(const Status& verified) {
+    ++unverifiable_;
+    if (unverifiable_ >= 2) {
+        NARAD_LOG_ERROR(
+            "move: staged copy cannot be verified; not freezing the source again ('{}' "
+            "partition {}: {})",
+            partition_.topic, partition_.partition.value(), verified.to_string());
+        std::lock_guard lock(mutex_);
+        progress_.phase = MovePhase::blocked;
+        progress_.blocked = "copy_unverifiable";
+        progress_.error = verified.to_string();
+        return Attempt::ended;
+    }
+    note_error(verified.with_context("verifying the copy; copying once more from scratch"));
+    Status reset = staged_.reset();
+    if (!reset.is_ok()) note_error(reset);
+    return Attempt::retry;
+}
+
+MoveMarker MoveWorker::marker_for(Offset hwm) const {
+    MoveMarker marker;
+    marker.source = source_;
+    marker.promoted_high_watermark = hwm;
+    // The child links at install time, with their attach epochs (a child's record carries its
+    // own epoch); "-" for a child whose record this replica does not have.
+    meta::MetaSnapshot view = context_.store.snapshot();
+    if (const meta::Topic* topic = view->find_topic(partition_.topic)) {
+        for (const std::string& child : topic->children) {
+            const meta::Topic* record = view->find_topic(child);
+            bool known = record != nullptr && !record->attach_epoch.empty();
+            marker.children.push_back({child, known ? record->attach_epoch : "-"});
+        }
+    }
+    marker.durable_at_ms = context_.clock.wall_ms();
+    return marker;
+}
+
+MoveWorker::Attempt MoveWorker::took_ownership() {
+    installed_ = false;  // the copy is the partition now
+    context_.handoff.forget(partition_.topic, partition_.partition);
+    return Attempt::done;
 }
 
 MoveWorker::Attempt MoveWorker::flip(const std::string& token, Offset hwm) {
@@ -422,9 +424,7 @@ MoveWorker::Attempt MoveWorker::flip(const std::string& token, Offset hwm) {
     switch (*outcome) {
         case meta::FlipOutcome::flipped:
         case meta::FlipOutcome::already_flipped:
-            installed_ = false;  // it is the partition now
-            context_.handoff.forget(partition_.topic, partition_.partition);
-            return Attempt::done;
+            return took_ownership();
         case meta::FlipOutcome::freeze_lapsed: {
             note_error(Status(Errc::conflict, "the flip found the freeze lapsed"));
             Status back = uninstall(/*remove_staging=*/false);
@@ -454,11 +454,7 @@ MoveWorker::Attempt MoveWorker::resolve(const std::string& token, Offset hwm) {
         auto read = context_.store.read_assignment(partition_);
         if (!read.is_ok()) continue;  // cannot ask: the install stays
         bool settled = read_started - last_unknown >= options.unknown_settle;
-        if (read->has_value() && (*read)->owner == context_.self) {
-            installed_ = false;
-            context_.handoff.forget(partition_.topic, partition_.partition);
-            return Attempt::done;
-        }
+        if (read->has_value() && (*read)->owner == context_.self) return took_ownership();
         bool still_ours =
             read->has_value() && (*read)->owner == source_ && (*read)->target == context_.self;
         if (still_ours && read_started < give_up_proposing) {
@@ -473,9 +469,7 @@ MoveWorker::Attempt MoveWorker::resolve(const std::string& token, Offset hwm) {
                 }
                 if (*outcome == meta::FlipOutcome::flipped ||
                     *outcome == meta::FlipOutcome::already_flipped) {
-                    installed_ = false;
-                    context_.handoff.forget(partition_.topic, partition_.partition);
-                    return Attempt::done;
+                    return took_ownership();
                 }
             }
         }

@@ -142,10 +142,25 @@ class MoveWorker {
   private:
     enum class Attempt { done, retry, refreeze, ended };
     class Rearm;
+    // The span of one freeze of the source: shown in progress while it lasts, then recorded
+    // (metric and last freeze) however the attempt ends.
+    class FreezeSpan {
+      public:
+        explicit FreezeSpan(MoveWorker& worker);
+        ~FreezeSpan();
+
+      private:
+        MoveWorker& worker_;
+        MonoTime started_;
+    };
 
     void run();
     Attempt attempt();
-    Attempt freeze_and_flip(bool non_converged);
+    Attempt freeze_and_flip();
+    // A staged copy failed verification: copy once more from scratch, or block the move.
+    Attempt unverifiable(const Status& verified);
+    Attempt took_ownership();
+    MoveMarker marker_for(Offset hwm) const;
     Attempt flip(const std::string& token, Offset hwm);
     Attempt resolve(const std::string& token, Offset hwm);
     Status install();
