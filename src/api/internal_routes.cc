@@ -1,27 +1,17 @@
 // The cluster port's handler and routes (see internal_routes.h).
 #include "api/internal_routes.h"
 
-#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "api/message_handlers.h"
 #include "api/owner_routing.h"
+#include "api/params.h"
 #include "api/respond.h"
 #include "base/log.h"
 #include "wal/commit_codec.h"
 
 namespace narad::api {
 namespace {
-
-template <typename T>
-std::optional<T> parse_unsigned(std::string_view text) {
-    T value = 0;
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-        return std::nullopt;
-    }
-    return value;
-}
 
 void commit(InternalCommitContext& context, net::HttpRequest request, net::Responder respond) {
     auto topic = request.query_param("topic");

@@ -1,10 +1,10 @@
 // The move routes and the HTTP SourceClient (see move_routes.h).
 #include "api/move_routes.h"
 
-#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "api/owner_routing.h"
+#include "api/params.h"
 #include "api/respond.h"
 #include "base/url.h"
 
@@ -18,13 +18,7 @@ constexpr Millis kDetailTimeout{2'000};
 template <typename T>
 std::optional<T> number_param(const net::HttpRequest& request, std::string_view name) {
     auto text = request.query_param(name);
-    if (!text) return std::nullopt;
-    T value = 0;
-    auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
-    if (text->empty() || error != std::errc() || end != text->data() + text->size()) {
-        return std::nullopt;
-    }
-    return value;
+    return text ? parse_unsigned<T>(*text) : std::nullopt;
 }
 
 json listing_json(const move::TransferListing& listing) {
@@ -94,23 +88,15 @@ void on_pool(ThreadPool& pool, net::Responder respond, std::function<net::HttpRe
 }
 
 std::optional<PartitionId> partition_param(const PathParams& params) {
-    uint32_t value = 0;
-    const std::string& text = params.get("partition");
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-        return std::nullopt;
-    }
-    return PartitionId(value);
+    auto value = parse_unsigned<uint32_t>(params.get("partition"));
+    return value ? std::optional<PartitionId>(PartitionId(*value)) : std::nullopt;
 }
 
 std::string_view side_status(const ApiContext& context, const meta::MetaState& state,
                              const NodeId& node) {
     const meta::MemberInfo* member = state.find_member(node);
     if (member == nullptr) return "not_a_member";
-    if (!state.is_live(node) &&
-        state.is_dead(node, context.clock.now(), context.cluster.dead_after)) {
-        return "dead";
-    }
+    if (state.is_dead(node, context.clock.now(), context.cluster.dead_after)) return "dead";
     return member->draining ? "draining" : "alive";
 }
 

@@ -1,8 +1,10 @@
 // The query parameters of the message routes, parsed exactly as Narad does: produce and ack walk
 // the raw query string themselves (produce refuses duplicates, ack keeps the first), consume uses
-// first-value-wins. Also the receipt handle ("<partition>:<offset>:<lease>"). Pure functions.
+// first-value-wins. Also the receipt handle ("<partition>:<offset>:<lease>"), and the plain
+// unsigned numbers of the node-to-node routes. Pure functions.
 #pragma once
 
+#include <charconv>
 #include <functional>
 #include <optional>
 #include <string>
@@ -12,6 +14,17 @@
 #include "base/status.h"
 
 namespace narad::api {
+
+// A whole decimal number of type T (no sign, no spaces, in range); nullopt otherwise.
+template <typename T>
+std::optional<T> parse_unsigned(std::string_view text) {
+    T value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return value;
+}
 
 struct ProduceParams {
     std::optional<std::string> key;
