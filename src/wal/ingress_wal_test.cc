@@ -29,6 +29,17 @@ class IngressWalTest : public ::testing::Test {
         EXPECT_TRUE(wal.is_ok()) << wal.status().to_string();
         return wal.is_ok() ? std::move(wal).value() : nullptr;
     }
+    // A started WAL whose record limit (2) is reached by two pending records; null on failure.
+    std::unique_ptr<IngressWal> open_with_full_backlog() {
+        WalOptions options;
+        options.max_pending_records = 2;
+        auto wal = open(options);
+        if (!wal) return nullptr;
+        wal->start();
+        Status filled = append_and_wait(*wal, {make_record("t", 0, "a"), make_record("t", 0, "b")});
+        EXPECT_TRUE(filled.is_ok()) << filled.to_string();
+        return filled.is_ok() ? std::move(wal) : nullptr;
+    }
     uint64_t file_size(const std::string& name) {
         return io::posix_file_system().stat(io::join_path(directory_, name)).value().size;
     }
@@ -232,12 +243,8 @@ TEST_F(IngressWalTest, BacklogFullIsRefusedWithUnavailable) {
 // Rule: a replacing append (the dispatcher moving a dead owner's pending records to a sibling)
 // is admitted even when the backlog is full, so the backlog can drain; a normal one is not.
 TEST_F(IngressWalTest, ReplacingAppendIsAdmittedWhenTheBacklogIsFull) {
-    WalOptions options;
-    options.max_pending_records = 2;
-    auto wal = open(options);
-    wal->start();
-    ASSERT_TRUE(
-        append_and_wait(*wal, {make_record("t", 0, "a"), make_record("t", 0, "b")}).is_ok());
+    auto wal = open_with_full_backlog();
+    ASSERT_TRUE(wal);
     EXPECT_EQ(append_and_wait(*wal, {make_record("t", 1, "a")}).code(), Errc::unavailable);
     EXPECT_TRUE(append_and_wait(*wal, {make_record("t", 1, "a"), make_record("t", 1, "b")},
                                 IngressWal::Admission::replacing)
@@ -247,12 +254,8 @@ TEST_F(IngressWalTest, ReplacingAppendIsAdmittedWhenTheBacklogIsFull) {
 
 // Rule: the record-count limit refuses appends the same way.
 TEST_F(IngressWalTest, BacklogRecordLimitIsRefusedWithUnavailable) {
-    WalOptions options;
-    options.max_pending_records = 2;
-    auto wal = open(options);
-    wal->start();
-    ASSERT_TRUE(
-        append_and_wait(*wal, {make_record("t", 0, "a"), make_record("t", 0, "b")}).is_ok());
+    auto wal = open_with_full_backlog();
+    ASSERT_TRUE(wal);
     EXPECT_EQ(append_and_wait(*wal, {make_record("t", 0, "c")}).code(), Errc::unavailable);
 }
 
