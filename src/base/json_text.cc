@@ -2,12 +2,15 @@
 
 #include <cstdint>
 
+#include "base/json_scan.h"
+
 namespace narad {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
+}  // namespace
+
 size_t utf8_sequence_length(std::string_view s, size_t i) {
     auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
     unsigned char c = byte(i);
@@ -33,155 +36,6 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
     }
     return 0;
 }
-
-// A small recursive-descent validator of the JSON grammar (RFC 8259).
-class Validator {
-  public:
-    explicit Validator(std::string_view text) : s_(text) {}
-
-    bool run() {
-        skip_space();
-        if (!value(0)) return false;
-        skip_space();
-        return i_ == s_.size();
-    }
-
-  private:
-    static constexpr int kMaxDepth = 10000;
-
-    void skip_space() {
-        while (i_ < s_.size() &&
-               (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) {
-            ++i_;
-        }
-    }
-    bool literal(std::string_view word) {
-        if (s_.substr(i_, word.size()) != word) return false;
-        i_ += word.size();
-        return true;
-    }
-    bool digits() {
-        size_t start = i_;
-        while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
-        return i_ > start;
-    }
-    bool number() {
-        if (i_ < s_.size() && s_[i_] == '-') ++i_;
-        if (i_ >= s_.size()) return false;
-        if (s_[i_] == '0') {
-            ++i_;
-        } else if (!digits()) {
-            return false;
-        }
-        if (i_ < s_.size() && s_[i_] == '.') {
-            ++i_;
-            if (!digits()) return false;
-        }
-        if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
-            ++i_;
-            if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
-            if (!digits()) return false;
-        }
-        return true;
-    }
-    bool string() {
-        ++i_;  // opening quote
-        while (i_ < s_.size()) {
-            unsigned char c = static_cast<unsigned char>(s_[i_]);
-            if (c == '"') {
-                ++i_;
-                return true;
-            }
-            if (c < 0x20) return false;
-            if (c == '\\') {
-                ++i_;
-                if (i_ >= s_.size()) return false;
-                char e = s_[i_];
-                if (e == 'u') {
-                    for (int k = 1; k <= 4; ++k) {
-                        if (i_ + k >= s_.size() ||
-                            !std::isxdigit(static_cast<unsigned char>(s_[i_ + k]))) {
-                            return false;
-                        }
-                    }
-                    i_ += 5;
-                    continue;
-                }
-                if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' &&
-                    e != 'r' && e != 't') {
-                    return false;
-                }
-            }
-            ++i_;
-        }
-        return false;
-    }
-    bool value(int depth) {
-        if (depth > kMaxDepth || i_ >= s_.size()) return false;
-        switch (s_[i_]) {
-            case '{': {
-                ++i_;
-                skip_space();
-                if (i_ < s_.size() && s_[i_] == '}') {
-                    ++i_;
-                    return true;
-                }
-                for (;;) {
-                    skip_space();
-                    if (i_ >= s_.size() || s_[i_] != '"' || !string()) return false;
-                    skip_space();
-                    if (i_ >= s_.size() || s_[i_] != ':') return false;
-                    ++i_;
-                    skip_space();
-                    if (!value(depth + 1)) return false;
-                    skip_space();
-                    if (i_ >= s_.size()) return false;
-                    if (s_[i_] == '}') {
-                        ++i_;
-                        return true;
-                    }
-                    if (s_[i_] != ',') return false;
-                    ++i_;
-                }
-            }
-            case '[': {
-                ++i_;
-                skip_space();
-                if (i_ < s_.size() && s_[i_] == ']') {
-                    ++i_;
-                    return true;
-                }
-                for (;;) {
-                    skip_space();
-                    if (!value(depth + 1)) return false;
-                    skip_space();
-                    if (i_ >= s_.size()) return false;
-                    if (s_[i_] == ']') {
-                        ++i_;
-                        return true;
-                    }
-                    if (s_[i_] != ',') return false;
-                    ++i_;
-                }
-            }
-            case '"':
-                return string();
-            case 't':
-                return literal("true");
-            case 'f':
-                return literal("false");
-            case 'n':
-                return literal("null");
-            default:
-                return number();
-        }
-    }
-
-    std::string_view s_;
-    size_t i_ = 0;
-};
-
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view value, HtmlEscape html) {
     out.reserve(out.size() + value.size() + 2);
@@ -249,7 +103,9 @@ std::string json_string(std::string_view value, HtmlEscape html) {
     return out;
 }
 
-bool is_valid_json(std::string_view text) { return Validator(text).run(); }
+bool is_valid_json(std::string_view text) {
+    return json_scan::scan_document(text, json_scan::kGoMaxDepth).outcome == json_scan::Outcome::ok;
+}
 
 bool is_valid_utf8(std::string_view text) {
     size_t i = 0;

@@ -19,10 +19,14 @@ void append_json_string(std::string& out, std::string_view value,
 std::string json_string(std::string_view value, HtmlEscape html = HtmlEscape::yes);
 
 // True when `text` is exactly one JSON value, optionally surrounded by whitespace (Go's json.Valid:
-// strings are not checked for valid UTF-8). Nesting deeper than 10000 levels is invalid.
+// strings are not checked for valid UTF-8). Nesting deeper than 10000 levels is invalid. Never
+// recurses (base/json_scan.h).
 bool is_valid_json(std::string_view text);
 
 bool is_valid_utf8(std::string_view text);
+// Length of the valid UTF-8 sequence starting at text[i] (1 for ASCII), or 0 if it is invalid
+// there (overlong, a surrogate, above U+10FFFF, or cut short).
+size_t utf8_sequence_length(std::string_view text, size_t i);
 
 std::string base64_encode(std::string_view bytes);
 // Standard alphabet with padding; nullopt on malformed input.
