@@ -15,6 +15,7 @@
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "api/wire_json.h"
+#include "base/json_scan.h"
 #include "base/json_text.h"
 
 namespace narad::api {
@@ -31,6 +32,13 @@ void produce(ApiContext& context, net::HttpRequest request, const PathParams& pa
     auto parsed = parse_produce_params(raw_query(request));
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
     if (request.body.empty()) return respond(error_response(400, "message required"));
+    // A JSON payload is returned verbatim on consume and may be walked by a schema: one that nests
+    // deeper than Narad's limit is refused here, as Narad does.
+    if (json_scan::nests_deeper_than(request.body, json_scan::kPayloadMaxDepth)) {
+        return respond(error_response(400, "payload nests deeper than " +
+                                               std::to_string(json_scan::kPayloadMaxDepth) +
+                                               " levels"));
+    }
     std::vector<wal::ProduceMessage> messages(1);
     messages[0].key = std::move(parsed->key);
     messages[0].partition = parsed->partition;

@@ -1,7 +1,10 @@
 #include "api/request_json.h"
 
+#include <charconv>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/json_scan.h"
 #include "base/json_text.h"
 
 namespace narad::api {
@@ -13,12 +16,30 @@ Status bad(std::string message) {
     return Status(Errc::invalid_argument, "invalid json: " + message);
 }
 
-// Parses one JSON value, refusing an empty body and trailing values as Go's decoder does.
+Status too_deep(std::string_view what) {
+    return Status(Errc::invalid_argument, std::string(what) + " nests deeper than " +
+                                              std::to_string(json_scan::kPayloadMaxDepth) +
+                                              " levels");
+}
+
+// Go's decoder's message for a malformed document (the caller knows it does not scan).
+Status syntax_error(std::string_view body);
+
+// Parses one JSON value, refusing an empty body and trailing values as Go's decoder does, and a
+// document nested deeper than Go's limit before any parser sees it.
 Result<json> parse(std::string_view body) {
     size_t first = body.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos) return bad("EOF");
+    json_scan::Scan scan = json_scan::scan_document(body, json_scan::kGoMaxDepth);
+    if (scan.outcome == json_scan::Outcome::too_deep) return bad("exceeded max depth");
+    if (scan.outcome == json_scan::Outcome::syntax_error) return syntax_error(body);
+    // nlohmann's parser and destructor do not recurse; nothing here dumps a client's value.
     json value = json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (!value.is_discarded()) return value;
+    return syntax_error(body);
+}
+
+Status syntax_error(std::string_view body) {
     // Tell a truncated document and trailing data apart, for a useful message.
     std::string message;
     size_t byte = 0;
@@ -37,6 +58,7 @@ Result<json> parse(std::string_view body) {
         return bad(std::string("invalid character '") + next + "' after top-level value");
     }
     if (message.find("unexpected end of input") != std::string::npos) return bad("unexpected EOF");
+    if (message.empty()) return bad("syntax error");
     auto detail = message.find("syntax error");
     return bad(detail == std::string::npos ? message : message.substr(detail));
 }
@@ -91,6 +113,96 @@ Status require_object(const json& v, const char* go_type) {
     return bad("json: cannot unmarshal " + type_name(v) + " into Go value of type " + go_type);
 }
 
+// The raw text of the body's `schema` member, as the client wrote it: never re-serialised from a
+// parsed value, and refused when it nests too deeply for the schema compiler to walk.
+Result<std::string> raw_schema(std::string_view body) {
+    auto members = json_scan::object_members(body);
+    auto raw = members ? json_scan::find_member(*members, "schema") : std::nullopt;
+    if (!raw) return std::string();
+    if (json_scan::nests_deeper_than(*raw, json_scan::kPayloadMaxDepth)) return too_deep("schema");
+    return std::string(*raw);
+}
+
+// The JSON type of a raw value, in Go's words, and Go's number text for the type error.
+std::string raw_type_name(std::string_view raw) {
+    switch (raw.empty() ? 'n' : raw.front()) {
+        case '"':
+            return "string";
+        case '{':
+            return "object";
+        case '[':
+            return "array";
+        case 't':
+        case 'f':
+            return "bool";
+        case 'n':
+            return "null";
+        default:
+            return "number " + std::string(raw);
+    }
+}
+
+Status raw_type_error(std::string_view raw, const std::string& go_struct, const std::string& field,
+                      const char* go_type) {
+    return bad("json: cannot unmarshal " + raw_type_name(raw) + " into Go struct field " +
+               go_struct + "." + field + " of type " + go_type);
+}
+
+// One message of a batch: its fields as raw text, validated and decoded.
+Result<wal::ProduceMessage> decode_batch_message(std::string_view item, size_t index) {
+    std::string where = "message " + std::to_string(index) + ": ";
+    auto fail = [&](const std::string& why) { return Status(Errc::invalid_argument, where + why); };
+    if (item.front() != '{') return fail("not an object");
+    auto members = json_scan::object_members(item);
+    if (!members) return fail("not an object");
+    // Go's decoder lets the last of duplicate keys win.
+    std::map<std::string, std::string_view> fields;
+    for (const auto& [name, raw] : *members) {
+        if (name != "key" && name != "partition" && name != "payload" && name != "payload_base64") {
+            return unknown_field(name);
+        }
+        fields[name] = raw;
+    }
+    wal::ProduceMessage message;
+    if (auto key = fields.find("key"); key != fields.end()) {
+        auto text = json_scan::decode_string(key->second);
+        if (!text) return fail("key must be a string");
+        message.key = std::move(*text);
+    }
+    if (auto partition = fields.find("partition"); partition != fields.end()) {
+        std::string_view raw = partition->second;
+        int64_t value = -1;
+        auto [end, error] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
+        if (error != std::errc() || end != raw.data() + raw.size() || value < 0 ||
+            value > UINT32_MAX) {
+            return fail("invalid partition: must be an integer >= 0");
+        }
+        message.partition = static_cast<uint32_t>(value);
+    }
+    auto payload = fields.find("payload");
+    auto base64 = fields.find("payload_base64");
+    if (payload != fields.end() && base64 != fields.end()) {
+        return fail("give either payload or payload_base64, not both");
+    }
+    if (payload != fields.end()) {
+        std::string_view raw = payload->second;
+        if (raw.front() == '"') {
+            message.value = json_scan::decode_string(raw).value_or("");  // a JSON string is text
+        } else if (json_scan::nests_deeper_than(raw, json_scan::kPayloadMaxDepth)) {
+            return fail(too_deep("payload").message());
+        } else {
+            message.value = std::string(raw);  // any other value is kept exactly as written
+        }
+    } else if (base64 != fields.end()) {
+        auto text = json_scan::decode_string(base64->second);
+        std::optional<std::string> decoded = text ? base64_decode(*text) : std::nullopt;
+        if (!decoded) return fail("payload_base64 is not valid base64");
+        message.value = std::move(*decoded);
+    }
+    if (message.value.empty()) return fail("message required");
+    return message;
+}
+
 }  // namespace
 
 Result<meta::CreateTopicRequest> decode_create_topic(std::string_view body) {
@@ -112,7 +224,9 @@ Result<meta::CreateTopicRequest> decode_create_topic(std::string_view body) {
         } else if (key == "max_acked_ahead_per_partition") {
             NARAD_RETURN_IF_ERROR(read_int(value, go, key, request.max_acked_ahead_per_partition));
         } else if (key == "schema") {
-            if (!value.is_null()) request.schema = value.dump();
+            if (!value.is_null()) {
+                NARAD_ASSIGN_OR_RETURN(request.schema, raw_schema(body));
+            }
         } else if (key == "parent") {
             NARAD_RETURN_IF_ERROR(read_string(value, go, key, request.parent));
         } else if (key == "fanout_delay_ms") {
@@ -143,7 +257,7 @@ Result<meta::UpdateTopicRequest> decode_update_topic(std::string_view body) {
             NARAD_RETURN_IF_ERROR(
                 read_optional_int(value, go, key, request.max_acked_ahead_per_partition));
         } else if (key == "schema") {
-            request.schema = value.dump();
+            NARAD_ASSIGN_OR_RETURN(request.schema, raw_schema(body));
         } else {
             return unknown_field(key);
         }
@@ -151,64 +265,38 @@ Result<meta::UpdateTopicRequest> decode_update_topic(std::string_view body) {
     return request;
 }
 
+// Decoded from raw slices of the body, never from a parsed DOM: a JSON payload is stored exactly
+// as the client wrote it, and its depth is checked before anything could walk it recursively.
 Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view body) {
-    NARAD_ASSIGN_OR_RETURN(json document, parse(body));
-    NARAD_RETURN_IF_ERROR(require_object(document, "handlers.produceBatchRequest"));
-    std::vector<wal::ProduceMessage> messages;
-    for (const auto& [key, value] : document.items()) {
+    if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return bad("EOF");
+    json_scan::Scan scan = json_scan::scan_document(body, json_scan::kGoMaxDepth);
+    if (scan.outcome == json_scan::Outcome::too_deep) return too_deep("payload");
+    if (scan.outcome == json_scan::Outcome::syntax_error) return syntax_error(body);
+    auto top = json_scan::object_members(body);
+    if (!top) {
+        std::string type = raw_type_name(body.substr(json_scan::skip_space(body, 0), 1));
+        if (type.starts_with("number")) type = "number";
+        return bad("json: cannot unmarshal " + type +
+                   " into Go value of type handlers.produceBatchRequest");
+    }
+    std::optional<std::string_view> list;
+    for (const auto& [key, raw] : *top) {
         if (key != "messages") return unknown_field(key);
-        if (!value.is_array()) return type_error(value, "produceBatchRequest", key, "[]message");
-        if (value.size() > kMaxBatchMessages) {
+        list = raw;
+    }
+    std::vector<wal::ProduceMessage> messages;
+    if (list && *list != "null") {
+        auto items = json_scan::array_elements(*list);
+        if (!items) return raw_type_error(*list, "produceBatchRequest", "messages", "[]message");
+        if (items->size() > kMaxBatchMessages) {
             return Status(
                 Errc::invalid_argument,
                 "a batch holds at most " + std::to_string(kMaxBatchMessages) + " messages");
         }
-        for (size_t i = 0; i < value.size(); ++i) {
-            const json& item = value[i];
-            std::string where = "message " + std::to_string(i) + ": ";
-            if (!item.is_object()) return Status(Errc::invalid_argument, where + "not an object");
-            wal::ProduceMessage message;
-            bool has_payload = false;
-            for (const auto& [field, v] : item.items()) {
-                if (field == "key") {
-                    if (!v.is_string())
-                        return Status(Errc::invalid_argument, where + "key must be a string");
-                    message.key = v.get<std::string>();
-                } else if (field == "partition") {
-                    if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
-                        v.get<int64_t>() > UINT32_MAX) {
-                        return Status(Errc::invalid_argument,
-                                      where + "invalid partition: must be an integer >= 0");
-                    }
-                    message.partition = static_cast<uint32_t>(v.get<int64_t>());
-                } else if (field == "payload") {
-                    if (has_payload) {
-                        return Status(Errc::invalid_argument,
-                                      where + "give either payload or payload_base64, not both");
-                    }
-                    has_payload = true;
-                    // A JSON string carries text; any other value is stored as its JSON text.
-                    message.value = v.is_string() ? v.get<std::string>() : v.dump();
-                } else if (field == "payload_base64") {
-                    if (has_payload) {
-                        return Status(Errc::invalid_argument,
-                                      where + "give either payload or payload_base64, not both");
-                    }
-                    has_payload = true;
-                    std::optional<std::string> decoded;
-                    if (v.is_string()) decoded = base64_decode(v.get<std::string>());
-                    if (!decoded) {
-                        return Status(Errc::invalid_argument,
-                                      where + "payload_base64 is not valid base64");
-                    }
-                    message.value = std::move(*decoded);
-                } else {
-                    return unknown_field(field);
-                }
-            }
-            if (!has_payload || message.value.empty()) {
-                return Status(Errc::invalid_argument, where + "message required");
-            }
+        messages.reserve(items->size());
+        for (size_t i = 0; i < items->size(); ++i) {
+            NARAD_ASSIGN_OR_RETURN(wal::ProduceMessage message,
+                                   decode_batch_message((*items)[i], i));
             messages.push_back(std::move(message));
         }
     }

@@ -2,13 +2,32 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/schema.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <set>
 
+#include "base/json_scan.h"
+
 namespace narad::meta {
+namespace {
+
+// rapidjson's parser recurses unless told otherwise; this one keeps its stack on the heap.
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag;
+
+// Walking a document (compiling, writing, validating it) recurses once per level in rapidjson,
+// so no document deeper than Narad's limit reaches it.
+Status check_depth(std::string_view text, std::string_view what) {
+    if (!json_scan::nests_deeper_than(text, json_scan::kPayloadMaxDepth)) return Status::ok();
+    return Status(Errc::invalid_argument, std::string(what) + " nests deeper than " +
+                                              std::to_string(json_scan::kPayloadMaxDepth) +
+                                              " levels");
+}
+
+}  // namespace
 
 struct CompiledSchema::State {
     rapidjson::Document document;
@@ -19,8 +38,9 @@ CompiledSchema::CompiledSchema(std::unique_ptr<State> state) : state_(std::move(
 CompiledSchema::~CompiledSchema() = default;
 
 Result<std::shared_ptr<const CompiledSchema>> CompiledSchema::compile(std::string_view text) {
+    NARAD_RETURN_IF_ERROR(check_depth(text, "schema"));
     auto state = std::make_unique<State>();
-    state->document.Parse(text.data(), text.size());
+    state->document.Parse<kParseFlags>(text.data(), text.size());
     if (state->document.HasParseError()) {
         return Status(Errc::invalid_argument,
                       std::string("schema: not valid JSON: ") +
@@ -35,16 +55,20 @@ Result<std::shared_ptr<const CompiledSchema>> CompiledSchema::compile(std::strin
 }
 
 Status CompiledSchema::validate(std::string_view payload) const {
-    rapidjson::Document document;
-    document.Parse(payload.data(), payload.size());
-    if (document.HasParseError()) {
+    NARAD_RETURN_IF_ERROR(check_depth(payload, "payload"));
+    // The validator takes the parser's events directly: no document is built, and neither the
+    // parse nor the validation recurses on the payload's depth beyond the limit checked above.
+    rapidjson::SchemaValidator validator(*state_->schema);
+    rapidjson::Reader reader;
+    rapidjson::MemoryStream stream(payload.data(), payload.size());
+    rapidjson::ParseResult parsed = reader.Parse<kParseFlags>(stream, validator);
+    if (validator.IsValid() && parsed.IsError()) {
         return Status(Errc::invalid_argument,
                       std::string("invalid argument: schema: invalid JSON payload: ") +
-                          rapidjson::GetParseError_En(document.GetParseError()) + " (at byte " +
-                          std::to_string(document.GetErrorOffset()) + ")");
+                          rapidjson::GetParseError_En(parsed.Code()) + " (at byte " +
+                          std::to_string(parsed.Offset()) + ")");
     }
-    rapidjson::SchemaValidator validator(*state_->schema);
-    if (document.Accept(validator)) return Status::ok();
+    if (validator.IsValid()) return Status::ok();
     rapidjson::StringBuffer schema_pointer;
     rapidjson::StringBuffer document_pointer;
     validator.GetInvalidSchemaPointer().StringifyUriFragment(schema_pointer);
@@ -57,8 +81,9 @@ Status CompiledSchema::validate(std::string_view payload) const {
 }
 
 Result<std::string> compact_schema(std::string_view text) {
+    NARAD_RETURN_IF_ERROR(check_depth(text, "schema"));
     rapidjson::Document document;
-    document.Parse(text.data(), text.size());
+    document.Parse<kParseFlags>(text.data(), text.size());
     if (document.HasParseError()) {
         return Status(Errc::invalid_argument, "schema is not valid JSON");
     }
@@ -105,10 +130,11 @@ std::set<std::string> required_of(const rapidjson::Value& schema) {
 }  // namespace
 
 Status check_schema_compatible(std::string_view previous, std::string_view next) {
+    NARAD_RETURN_IF_ERROR(check_depth(next, "schema"));
     rapidjson::Document before;
     rapidjson::Document after;
-    before.Parse(previous.data(), previous.size());
-    after.Parse(next.data(), next.size());
+    before.Parse<kParseFlags>(previous.data(), previous.size());
+    after.Parse<kParseFlags>(next.data(), next.size());
     if (before.HasParseError() || !before.IsObject()) return Status::ok();
     if (after.HasParseError() || !after.IsObject()) {
         return Status(Errc::invalid_argument, "schema is not valid JSON");

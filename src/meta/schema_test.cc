@@ -1,6 +1,9 @@
 #include "meta/schema.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <functional>
 
 namespace narad::meta {
 namespace {
@@ -20,6 +23,58 @@ TEST(SchemaTest, ValidatesPayloads) {
     EXPECT_NE(wrong_type.message().find("type"), std::string::npos);
     Status not_json = schema->validate("hello");
     EXPECT_NE(not_json.message().find("invalid JSON payload"), std::string::npos);
+}
+
+std::string nested_arrays(size_t levels) {
+    return std::string(levels, '[') + std::string(levels, ']');
+}
+
+// Runs `fn` on a thread with a 256 KiB stack, where a recursive parse of a deep document crashes.
+void on_small_stack(std::function<void()> fn) {
+    pthread_attr_t attributes;
+    ASSERT_EQ(pthread_attr_init(&attributes), 0);
+    ASSERT_EQ(pthread_attr_setstacksize(&attributes, 256 * 1024), 0);
+    pthread_t thread;
+    auto trampoline = [](void* argument) -> void* {
+        (*static_cast<std::function<void()>*>(argument))();
+        return nullptr;
+    };
+    ASSERT_EQ(pthread_create(&thread, &attributes, trampoline, &fn), 0);
+    pthread_join(thread, nullptr);
+    pthread_attr_destroy(&attributes);
+}
+
+// Rule (regression: one deep produce took the node down): a payload nested deeper than 256 levels
+// is refused before the validator walks it; one at 256 is validated; neither may overflow a
+// thread's stack, even at 300,000 levels.
+TEST(SchemaTest, DeepPayloadIsRefusedWithoutRecursion) {
+    auto schema = CompiledSchema::compile(R"({"type":"array"})").value();
+    Status deep, limit;
+    on_small_stack([&] {
+        deep = schema->validate(nested_arrays(300'000));
+        limit = schema->validate(nested_arrays(256));
+    });
+    EXPECT_EQ(deep.code(), Errc::invalid_argument);
+    EXPECT_EQ(deep.message(), "payload nests deeper than 256 levels");
+    EXPECT_TRUE(limit.is_ok()) << limit.to_string();
+    EXPECT_EQ(schema->validate(nested_arrays(257)).message(),
+              "payload nests deeper than 256 levels");
+}
+
+// Rule: a schema nested deeper than 256 levels does not compile, is not compacted and is not
+// compared: each is refused before rapidjson walks it.
+TEST(SchemaTest, DeepSchemaIsRefused) {
+    std::string deep = R"({"items":)" + nested_arrays(100'000) + "}";
+    Status compiled, compacted, compared;
+    on_small_stack([&] {
+        compiled = CompiledSchema::compile(deep).status();
+        compacted = compact_schema(deep).status();
+        compared = check_schema_compatible(kOrderSchema, deep);
+    });
+    for (const Status& status : {compiled, compacted, compared}) {
+        EXPECT_EQ(status.code(), Errc::invalid_argument);
+        EXPECT_EQ(status.message(), "schema nests deeper than 256 levels");
+    }
 }
 
 // Rule: only a JSON object compiles as a schema.
