@@ -52,8 +52,7 @@ void register_cluster_routes(Router& router, ApiContext& context) {
     router.add("GET", "/v1/cluster/status",
                [c](net::HttpRequest, const PathParams&, net::Responder d) {
                    // The etcd member list is a network call: not on the HTTP thread.
-                   auto respond = std::make_shared<net::Responder>(std::move(d));
-                   bool queued = c->blocking.post([c, respond] {
+                   answer_on_pool(c->blocking, std::move(d), [c] {
                        meta::MetaSnapshot state = c->store.snapshot();
                        json body = {
                            {"cluster", c->cluster.name},
@@ -82,9 +81,8 @@ void register_cluster_routes(Router& router, ApiContext& context) {
                            etcd["error"] = members.status().to_string();
                        }
                        body["etcd"] = std::move(etcd);
-                       (*respond)(json_response(200, body.dump() + "\n"));
+                       return json_response(200, body.dump() + "\n");
                    });
-                   if (!queued) (*respond)(error_response(503, "server busy; retry later"));
                });
 }
 

@@ -6,6 +6,7 @@
 #include "api/owner_routing.h"
 #include "api/params.h"
 #include "api/respond.h"
+#include "base/log.h"
 #include "base/url.h"
 
 namespace narad::api {
@@ -80,13 +81,6 @@ json progress_json(const move::MoveProgress& progress) {
     return item;
 }
 
-// Runs `work` on the pool and answers with what it returns.
-void on_pool(ThreadPool& pool, net::Responder respond, std::function<net::HttpResponse()> work) {
-    auto shared = std::make_shared<net::Responder>(std::move(respond));
-    bool queued = pool.post([shared, work = std::move(work)] { (*shared)(work()); });
-    if (!queued) (*shared)(error_response(503, "server busy; retry later"));
-}
-
 std::optional<PartitionId> partition_param(const PathParams& params) {
     auto value = parse_unsigned<uint32_t>(params.get("partition"));
     return value ? std::optional<PartitionId>(PartitionId(*value)) : std::nullopt;
@@ -131,7 +125,7 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
                [c](net::HttpRequest, const PathParams& p, net::Responder d) {
                    auto partition = partition_param(p);
                    if (!partition) return d(error_response(400, "invalid partition"));
-                   on_pool(c->pool, std::move(d), [c, topic = p.get("topic"), partition] {
+                   answer_on_pool(c->pool, std::move(d), [c, topic = p.get("topic"), partition] {
                        auto listing = c->handoff.list(topic, *partition);
                        if (!listing.is_ok()) return error_response(listing.status());
                        return json_response(200, listing_json(*listing).dump());
@@ -153,30 +147,32 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
             }
             move::ChunkKind chunk_kind =
                 kind == "log" ? move::ChunkKind::log : move::ChunkKind::index;
-            on_pool(c->pool, std::move(d),
-                    [c, topic = p.get("topic"), partition, base, offset, length, chunk_kind] {
-                        auto bytes = c->handoff.read_chunk(topic, *partition, Offset(*base),
-                                                           chunk_kind, *offset, *length);
-                        if (!bytes.is_ok()) return error_response(bytes.status());
-                        net::HttpResponse response;
-                        response.status = 200;
-                        response.content_type = "application/octet-stream";
-                        response.body = std::move(*bytes);
-                        return response;
-                    });
+            answer_on_pool(
+                c->pool, std::move(d),
+                [c, topic = p.get("topic"), partition, base, offset, length, chunk_kind] {
+                    auto bytes = c->handoff.read_chunk(topic, *partition, Offset(*base), chunk_kind,
+                                                       *offset, *length);
+                    if (!bytes.is_ok()) return error_response(bytes.status());
+                    net::HttpResponse response;
+                    response.status = 200;
+                    response.content_type = "application/octet-stream";
+                    response.body = std::move(*bytes);
+                    return response;
+                });
         });
     router.add("POST", "/internal/v1/moves/{topic}/{partition}/prepare",
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
                    auto partition = partition_param(p);
                    if (!partition) return d(error_response(400, "invalid partition"));
                    std::string token(r.query_param("token").value_or(""));
-                   on_pool(c->pool, std::move(d), [c, topic = p.get("topic"), partition, token] {
-                       auto handoff = c->handoff.prepare(topic, *partition, token);
-                       if (!handoff.is_ok()) return error_response(handoff.status());
-                       json body = {{"token", handoff->token},
-                                    {"listing", listing_json(handoff->listing)}};
-                       return json_response(200, body.dump());
-                   });
+                   answer_on_pool(c->pool, std::move(d),
+                                  [c, topic = p.get("topic"), partition, token] {
+                                      auto handoff = c->handoff.prepare(topic, *partition, token);
+                                      if (!handoff.is_ok()) return error_response(handoff.status());
+                                      json body = {{"token", handoff->token},
+                                                   {"listing", listing_json(handoff->listing)}};
+                                      return json_response(200, body.dump());
+                                  });
                });
     router.add("POST", "/internal/v1/moves/{topic}/{partition}/fence",
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
@@ -186,7 +182,7 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
                    if (!partition || !hwm || token.empty()) {
                        return d(error_response(400, "partition, token and hwm are required"));
                    }
-                   on_pool(
+                   answer_on_pool(
                        c->pool, std::move(d), [c, topic = p.get("topic"), partition, token, hwm] {
                            Status fenced = c->handoff.fence(topic, *partition, token, Offset(*hwm));
                            if (!fenced.is_ok()) return error_response(fenced);
@@ -247,16 +243,22 @@ void register_public_move_routes(Router& router, ApiContext& context, move::Move
                         if (parsed.is_discarded() || !parsed.contains("moves")) continue;
                         body = parsed["moves"];
                     }
-                    for (const auto& item : body) {
-                        reports[{item.value("topic", ""), item.value("partition", 0u)}] = item;
+                    // A destination whose report has the wrong shape is shown as unreported.
+                    try {
+                        for (const auto& item : body) {
+                            reports[{item.value("topic", ""), item.value("partition", 0u)}] = item;
+                        }
+                    } catch (const json::exception& e) {
+                        NARAD_LOG_WARN("node {} reported its moves in the wrong shape: {}", to,
+                                       e.what());
                     }
                 }
                 for (auto& move : moves) {
                     move["source_status"] = side_status(*c, *state, NodeId(move["from"]));
                     move["target_status"] = side_status(*c, *state, NodeId(move["to"]));
                     auto found = reports.find({move["topic"], move["partition"]});
-                    if (found == reports.end() ||
-                        found->second.value("from", "") != move["from"].get<std::string>()) {
+                    if (found == reports.end() || !found->second.is_object() ||
+                        !found->second.contains("from") || found->second["from"] != move["from"]) {
                         move["phase"] = "waiting";
                         continue;
                     }
@@ -308,6 +310,7 @@ Result<move::Handoff> PeerSourceClient::prepare(const NodeId& source, const std:
         return Status(Errc::corrupt, "a PrepareHandoff answer without token or listing");
     }
     NARAD_ASSIGN_OR_RETURN(move::TransferListing listing, listing_from(body["listing"]));
+    if (!body["token"].is_string()) return Status(Errc::corrupt, "a freeze token that is not text");
     return move::Handoff{body["token"].get<std::string>(), std::move(listing)};
 }
 

@@ -29,10 +29,7 @@ std::string internal_topic_target(std::string_view topic, std::string_view suffi
 void run_routed(ApiContext& context, net::Responder respond,
                 std::function<net::HttpResponse()> work) {
     ThreadPool& pool = context.routing != nullptr ? *context.routing : context.blocking;
-    auto shared_respond = std::make_shared<net::Responder>(std::move(respond));
-    bool queued =
-        pool.post([shared_respond, work = std::move(work)] { (*shared_respond)(work()); });
-    if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
+    answer_on_pool(pool, std::move(respond), std::move(work));
 }
 
 net::HttpResponse forward_to_owner(ApiContext& context, const NodeId& owner,

@@ -29,8 +29,8 @@ net::HttpResponse owner_down_response(PartitionId partition, const NodeId& owner
 // "/internal/v1/topics/<topic><suffix>"
 std::string internal_topic_target(std::string_view topic, std::string_view suffix);
 
-// Runs `work` on the routing pool (the blocking pool if none) and answers with its response;
-// 503 if the pool is saturated.
+// Runs `work` on the routing pool (the blocking pool if none) and answers with its response
+// (answer_on_pool).
 void run_routed(ApiContext& context, net::Responder respond,
                 std::function<net::HttpResponse()> work);
 

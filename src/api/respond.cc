@@ -1,5 +1,7 @@
 #include "api/respond.h"
 
+#include <nlohmann/json.hpp>
+
 #include "base/json_text.h"
 #include "base/log.h"
 
@@ -72,6 +74,28 @@ net::HttpResponse text_response(int status, std::string body) {
     response.body = std::move(body);
     response.headers.emplace_back("x-content-type-options", "nosniff");
     return response;
+}
+
+void answer_on_pool(ThreadPool& pool, net::Responder respond,
+                    std::function<net::HttpResponse()> work) {
+    auto shared = std::make_shared<net::Responder>(std::move(respond));
+    bool queued = pool.post([shared, work = std::move(work)] {
+        net::HttpResponse response;
+        try {
+            response = work();
+        } catch (const nlohmann::json::exception& e) {
+            NARAD_LOG_ERROR("a request failed on an undecodable reply: {}", e.what());
+            response = error_response(502, std::string("bad reply from a peer: ") + e.what());
+        } catch (const std::exception& e) {
+            NARAD_LOG_ERROR("a request failed with an exception: {}", e.what());
+            response = error_response(503, "internal error; retry later");
+        } catch (...) {
+            NARAD_LOG_ERROR("a request failed with a non-standard exception");
+            response = error_response(503, "internal error; retry later");
+        }
+        (*shared)(std::move(response));
+    });
+    if (!queued) (*shared)(error_response(503, "server busy; retry later"));
 }
 
 }  // namespace narad::api

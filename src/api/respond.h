@@ -1,10 +1,12 @@
 // Building responses: JSON bodies, Narad's `{"error":"..."}` errors (the only place a Status
-// becomes an HTTP status), and empty 202/204 answers. Pure functions.
+// becomes an HTTP status), and empty 202/204 answers (pure functions); and answer_on_pool, the
+// one way a handler hands blocking work to a pool.
 #pragma once
 
 #include <string>
 
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "net/http.h"
 
 namespace narad::api {
@@ -23,5 +25,12 @@ net::HttpResponse domain_error_response(const Status& status, std::string_view o
 net::HttpResponse error_response(int http_status, std::string_view message);
 net::HttpResponse empty_response(int status);
 net::HttpResponse text_response(int status, std::string body);
+
+// Runs `work` on `pool` and answers with the response it returns: 503 "server busy" when the pool
+// is saturated. Work that throws is contained there: the exception is logged and the request gets
+// 502 when a peer's reply could not be decoded (a JSON type or parse error), else 503; the node
+// stays up.
+void answer_on_pool(ThreadPool& pool, net::Responder respond,
+                    std::function<net::HttpResponse()> work);
 
 }  // namespace narad::api

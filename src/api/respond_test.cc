@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
 namespace narad::api {
 namespace {
 
@@ -19,6 +23,40 @@ TEST(DomainErrorResponse, RetryableFailuresAre503AndOthers500) {
         domain_error_response(Status(Errc::io_error, "disk"), "create topic");
     EXPECT_EQ(internal.status, 500);
     EXPECT_EQ(internal.body, "{\"error\":\"create topic failed\"}\n");
+}
+
+// Runs `work` through answer_on_pool and returns the answer it gets.
+net::HttpResponse answer_of(ThreadPool& pool, std::function<net::HttpResponse()> work) {
+    std::promise<net::HttpResponse> answer;
+    answer_on_pool(
+        pool, [&answer](net::HttpResponse r) { answer.set_value(std::move(r)); }, std::move(work));
+    auto future = answer.get_future();
+    EXPECT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    return future.get();
+}
+
+// Rule: work that throws still answers its request (502 for an undecodable peer reply, 503 for
+// anything else, each a JSON error), and the pool keeps serving.
+TEST(AnswerOnPool, ExceptionsBecomeAnswers) {
+    ThreadPool pool("test-answer", 1);
+    net::HttpResponse type_error = answer_of(pool, [] {
+        nlohmann::json reply = nlohmann::json::parse(R"({"index":"not a number"})");
+        return json_response(200, std::to_string(reply.value("index", 0u)));
+    });
+    EXPECT_EQ(type_error.status, 502);
+    EXPECT_NE(type_error.body.find("\"error\":\"bad reply from a peer"), std::string::npos)
+        << type_error.body;
+    net::HttpResponse other =
+        answer_of(pool, []() -> net::HttpResponse { throw std::runtime_error("bug"); });
+    EXPECT_EQ(other.status, 503);
+    EXPECT_EQ(other.body, "{\"error\":\"internal error; retry later\"}\n");
+    EXPECT_EQ(answer_of(pool, [] { return empty_response(204); }).status, 204);
+}
+
+// Rule: a saturated pool answers 503 at once instead of queueing without bound.
+TEST(AnswerOnPool, SaturatedPoolIs503) {
+    ThreadPool pool("test-answer", 1, 0);
+    EXPECT_EQ(answer_of(pool, [] { return empty_response(204); }).status, 503);
 }
 
 }  // namespace

@@ -11,31 +11,16 @@
 #include "api/respond.h"
 #include "api/wire_json.h"
 #include "base/json_text.h"
+#include "base/log.h"
 
 namespace narad::api {
 namespace {
 
-// Runs `work` on the blocking pool and answers with its response; 503 if the pool is saturated.
-void off_thread(ApiContext& context, net::Responder respond,
-                std::function<net::HttpResponse()> work) {
-    auto shared_respond = std::make_shared<net::Responder>(std::move(respond));
-    bool queued = context.blocking.post(
-        [shared_respond, work = std::move(work)] { (*shared_respond)(work()); });
-    if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
-}
-
-// Asks `owner` for the stats of the partitions it owns and fills those of `views` it returns. An
-// unreachable or dead owner leaves them empty (the topic answer still comes, with owner_node).
-void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::string& topic,
-                       std::vector<PartitionStatsView>& views, uint32_t first) {
-    net::HttpResponse answer = forward_to_owner(
-        context, owner, "GET", internal_topic_target(topic, "/stats"), "", context.peer_timeout);
-    if (answer.status != 200) return;
-    auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
-    if (!parsed.is_object() || !parsed.contains("partitions") || !parsed["partitions"].is_array()) {
-        return;
-    }
-    for (const auto& item : parsed["partitions"]) {
+// Fills the views of `owner`'s partitions from its stats reply; throws on a field of the wrong
+// type.
+void fill_stats_from(const nlohmann::json& partitions, const NodeId& owner,
+                     std::vector<PartitionStatsView>& views, uint32_t first) {
+    for (const auto& item : partitions) {
         if (!item.is_object()) continue;
         uint32_t index = item.value("index", uint32_t{0});
         if (index < first || index - first >= views.size()) continue;
@@ -50,6 +35,26 @@ void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::stri
     }
 }
 
+// Asks `owner` for the stats of the partitions it owns and fills those of `views` it returns. An
+// unreachable or dead owner leaves them empty (the topic answer still comes, with owner_node).
+void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::string& topic,
+                       std::vector<PartitionStatsView>& views, uint32_t first) {
+    net::HttpResponse answer = forward_to_owner(
+        context, owner, "GET", internal_topic_target(topic, "/stats"), "", context.peer_timeout);
+    if (answer.status != 200) return;
+    auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
+    if (!parsed.is_object() || !parsed.contains("partitions") || !parsed["partitions"].is_array()) {
+        return;
+    }
+    // A reply of the wrong shape (a field of the wrong type) leaves the stats empty, logged.
+    try {
+        fill_stats_from(parsed["partitions"], owner, views, first);
+    } catch (const nlohmann::json::exception& e) {
+        NARAD_LOG_WARN("node {} answered partition stats of {} with the wrong shape: {}",
+                       owner.value(), topic, e.what());
+    }
+}
+
 void create_topic(ApiContext& context, net::HttpRequest request, net::Responder respond) {
     auto decoded = decode_create_topic(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
@@ -57,13 +62,15 @@ void create_topic(ApiContext& context, net::HttpRequest request, net::Responder 
         return respond(
             error_response(503, "control plane temporarily unavailable: node is starting"));
     }
-    off_thread(context, std::move(respond), [&context, create = std::move(*decoded)]() mutable {
-        bool with_parent = !create.parent.empty();
-        auto created = context.topics.create(std::move(create));
-        if (!created.is_ok()) return domain_error_response(created.status(), "create topic");
-        return json_response(201, topic_json(*created, with_parent ? RoleField::always
-                                                                   : RoleField::omit_standalone));
-    });
+    answer_on_pool(
+        context.blocking, std::move(respond), [&context, create = std::move(*decoded)]() mutable {
+            bool with_parent = !create.parent.empty();
+            auto created = context.topics.create(std::move(create));
+            if (!created.is_ok()) return domain_error_response(created.status(), "create topic");
+            return json_response(
+                201,
+                topic_json(*created, with_parent ? RoleField::always : RoleField::omit_standalone));
+        });
 }
 
 void list_topics(ApiContext& context, net::HttpRequest request, net::Responder respond) {
@@ -150,17 +157,17 @@ void update_topic(ApiContext& context, net::HttpRequest request, const PathParam
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     Status shape = meta::TopicFrontend::validate_update(*decoded);
     if (!shape.is_ok()) return respond(error_response(shape));
-    off_thread(context, std::move(respond),
-               [&context, name = params.get("topic"), update = std::move(*decoded)] {
-                   auto updated = context.topics.update(name, update);
-                   if (!updated.is_ok())
-                       return domain_error_response(updated.status(), "alter topic");
-                   return json_response(200, topic_json(*updated, RoleField::always));
-               });
+    answer_on_pool(context.blocking, std::move(respond),
+                   [&context, name = params.get("topic"), update = std::move(*decoded)] {
+                       auto updated = context.topics.update(name, update);
+                       if (!updated.is_ok())
+                           return domain_error_response(updated.status(), "alter topic");
+                       return json_response(200, topic_json(*updated, RoleField::always));
+                   });
 }
 
 void delete_topic(ApiContext& context, const PathParams& params, net::Responder respond) {
-    off_thread(context, std::move(respond), [&context, name = params.get("topic")] {
+    answer_on_pool(context.blocking, std::move(respond), [&context, name = params.get("topic")] {
         Status removed = context.topics.remove(name);
         if (!removed.is_ok()) return domain_error_response(removed, "delete topic");
         if (!context.purge_topic(name).is_ok()) return error_response(500, "delete topic failed");

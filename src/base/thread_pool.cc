@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include "base/log.h"
+
 namespace narad {
 
 ThreadPool::ThreadPool(std::string name, size_t threads, size_t max_queued)
@@ -49,7 +51,16 @@ void ThreadPool::run() {
             task = std::move(tasks_.front());
             tasks_.pop_front();
         }
-        task();
+        // A task that throws must not take the process down with std::terminate: it is
+        // logged and the thread goes on (a task that answers a request catches its own, so its
+        // request still gets an answer: api/respond.h answer_on_pool).
+        try {
+            task();
+        } catch (const std::exception& e) {
+            NARAD_LOG_ERROR("a task of pool {} threw: {}", name_, e.what());
+        } catch (...) {
+            NARAD_LOG_ERROR("a task of pool {} threw a non-standard exception", name_);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 // ThreadPool: a fixed set of threads running posted tasks in FIFO order, for work that blocks on
 // disk or on other nodes and so must not run on the HTTP threads (metastore writes, topic purges).
 // The queue is bounded: post() refuses work beyond `max_queued` rather than grow without limit.
+// A task that throws is logged and the pool goes on.
 // Thread-safe.
 #pragma once
 

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "base/url.h"
 #include "io/file_system.h"
 #include "meta/codec.h"
 #include "meta/etcd_supervisor.h"
@@ -108,11 +109,21 @@ class ClusterRuntime::Impl {
             endpoints = saved->endpoints;
         } else if (!options_.join.empty()) {
             NARAD_ASSIGN_OR_RETURN(json answer, request_join());
-            std::vector<std::string> theirs =
-                answer.at("endpoints").get<std::vector<std::string>>();
-            if (answer.at("etcd_role").get<std::string>() == "learner") {
-                NARAD_RETURN_IF_ERROR(
-                    start_etcd(etcd_dir, answer.at("initial_cluster").get<std::string>(), false));
+            std::vector<std::string> theirs;
+            std::string role;
+            std::string initial_cluster;
+            try {
+                theirs = answer.at("endpoints").get<std::vector<std::string>>();
+                role = answer.at("etcd_role").get<std::string>();
+                if (role == "learner") {
+                    initial_cluster = answer.at("initial_cluster").get<std::string>();
+                }
+            } catch (const json::exception& e) {
+                return Status(Errc::peer_error,
+                              std::string("the join answer has the wrong shape: ") + e.what());
+            }
+            if (role == "learner") {
+                NARAD_RETURN_IF_ERROR(start_etcd(etcd_dir, initial_cluster, false));
                 // A learner serves no client requests: the voters first.
                 endpoints = theirs;
                 append_unique(endpoints, {etcd_->client_url()});
@@ -191,6 +202,9 @@ class ClusterRuntime::Impl {
         }
         std::string node_id = request["node_id"].get<std::string>();
         NARAD_RETURN_IF_ERROR(validate_node_id(node_id));
+        if (request.contains("etcd_peer_url") && !request["etcd_peer_url"].is_string()) {
+            return Status(Errc::invalid_argument, "etcd_peer_url must be a string");
+        }
         std::string peer_url = request.value("etcd_peer_url", "");
         std::lock_guard lock(join_mutex_);
         NARAD_ASSIGN_OR_RETURN(std::vector<meta::Member> members, client_->member_list());
