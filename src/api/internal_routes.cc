@@ -45,19 +45,16 @@ void commit(InternalCommitContext& context, net::HttpRequest request, net::Respo
     auto body = std::make_shared<std::string>(std::move(request.body));
     auto records = wal::commit_codec::decode(*body);
     if (!records.is_ok()) return respond(error_response(records.status()));
-    auto shared_respond = std::make_shared<net::Responder>(std::move(respond));
-    bool queued = context.pool.post(
-        [&context, body, records = std::move(*records), topic = std::string(*topic),
-         incarnation = std::string(*incarnation), partition = *partition, shared_respond] {
-            Status status =
-                context.committer.commit(topic, incarnation, PartitionId(partition), records);
-            if (status.is_ok()) return (*shared_respond)(empty_response(204));
-            if (status.code() == Errc::not_found) {
-                return (*shared_respond)(error_response(404, "topic not found"));
-            }
-            (*shared_respond)(domain_error_response(status, "commit"));
-        });
-    if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
+    answer_on_pool(context.pool, std::move(respond),
+                   [&context, body, records = std::move(*records), topic = std::string(*topic),
+                    incarnation = std::string(*incarnation), partition = *partition] {
+                       Status status = context.committer.commit(topic, incarnation,
+                                                                PartitionId(partition), records);
+                       if (status.is_ok()) return empty_response(204);
+                       if (status.code() == Errc::not_found)
+                           return error_response(404, "topic not found");
+                       return domain_error_response(status, "commit");
+                   });
 }
 
 std::string stats_json(uint32_t index, const storage::LogStats& stats) {
@@ -78,8 +75,7 @@ void partition_stats(ApiContext& context, const std::string& topic, net::Respond
     const meta::Topic* record = snapshot->find_topic(topic);
     if (record == nullptr) return respond(error_response(404, "topic not found"));
     uint32_t partitions = record->partitions;
-    auto shared_respond = std::make_shared<net::Responder>(std::move(respond));
-    bool queued = context.blocking.post([&context, snapshot, topic, partitions, shared_respond] {
+    answer_on_pool(context.blocking, std::move(respond), [&context, snapshot, topic, partitions] {
         std::string body = "{\"partitions\":[";
         bool first = true;
         for (uint32_t p = 0; p < partitions; ++p) {
@@ -90,16 +86,15 @@ void partition_stats(ApiContext& context, const std::string& topic, net::Respond
             if (log.is_ok()) {
                 stats = (*log)->stats();
             } else if (log.code() != Errc::not_found) {
-                return (*shared_respond)(error_response(500, "partition stats failed"));
+                return error_response(500, "partition stats failed");
             }
             if (!first) body += ',';
             first = false;
             body += stats_json(p, stats);
         }
         body += "]}\n";
-        (*shared_respond)(json_response(200, std::move(body)));
+        return json_response(200, std::move(body));
     });
-    if (!queued) (*shared_respond)(error_response(503, "server busy; retry later"));
 }
 
 }  // namespace
@@ -122,14 +117,18 @@ bool constant_time_equals(std::string_view a, std::string_view b) {
 InternalRouter::InternalRouter(Clock& clock, std::string secret)
     : router_(clock), secret_(std::move(secret)) {}
 
-void InternalRouter::handle(net::HttpRequest request, net::Responder respond) {
-    if (secret_.empty()) {
-        return respond(error_response(403, "cluster secret not configured"));
-    }
-    auto presented = request.header(kClusterSecretHeader);
+std::optional<net::HttpResponse> InternalRouter::screen(const net::HttpRequest& head) {
+    if (secret_.empty()) return error_response(403, "cluster secret not configured");
+    auto presented = head.header(kClusterSecretHeader);
     if (!presented || !constant_time_equals(*presented, secret_)) {
-        return respond(error_response(401, "invalid or missing cluster secret"));
+        return error_response(403, "invalid or missing cluster secret");
     }
+    return std::nullopt;
+}
+
+void InternalRouter::handle(net::HttpRequest request, net::Responder respond) {
+    // The server screened the head already; checked again for callers that skip the server.
+    if (auto refusal = screen(request)) return respond(std::move(*refusal));
     router_.handle(std::move(request), std::move(respond));
 }
 

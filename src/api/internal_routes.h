@@ -1,7 +1,8 @@
 // The node-to-node API, served only on the cluster port (DESIGN.md "Public HTTP API", last
 // paragraph). InternalRouter is the cluster port's HttpHandler: every request must carry the
-// cluster secret in `x-narad-cluster-secret` (compared in constant time); a missing or wrong one is
-// 401, and a node with no secret configured refuses every call with 403. Behind it, routes under
+// cluster secret in `x-narad-cluster-secret` (compared in constant time). It is checked on the
+// head, before any body byte is read; a missing or wrong one is 403 with the connection closed,
+// and a node with no secret configured refuses every call the same way. Behind it, routes under
 // /internal/v1/:
 //   POST /internal/v1/commit?topic=&incarnation=&partition=   body: wal/commit_codec.h records
 //   GET  /internal/v1/topics/{topic}/consume       as the public consume, local partitions only
@@ -34,6 +35,8 @@ class InternalRouter final : public net::HttpHandler {
 
     Router& routes() { return router_; }
     void handle(net::HttpRequest request, net::Responder respond) override;
+    // 403 unless the head carries the cluster secret.
+    std::optional<net::HttpResponse> screen(const net::HttpRequest& head) override;
 
   private:
     Router router_;

@@ -66,21 +66,21 @@ TEST_F(InternalRouterTest, NoSecretConfiguredRefusesEverything) {
     EXPECT_EQ(call(router, "GET", "/internal/v1/ping", std::nullopt).status, 403);
 }
 
-// Rule: a missing or wrong secret is 401 with a JSON error; the right one reaches the route.
+// Rule: a missing or wrong secret is 403 with a JSON error; the right one reaches the route.
 TEST_F(InternalRouterTest, SecretIsRequiredAndChecked) {
     InternalRouter router(clock_, "s3cret");
     add_ping(router);
     auto missing = call(router, "GET", "/internal/v1/ping", std::nullopt);
-    EXPECT_EQ(missing.status, 401);
+    EXPECT_EQ(missing.status, 403);
     EXPECT_EQ(missing.content_type, "application/json");
     EXPECT_NE(missing.body.find("\"error\""), std::string::npos);
-    EXPECT_EQ(call(router, "GET", "/internal/v1/ping", std::string("s3cre")).status, 401);
-    EXPECT_EQ(call(router, "GET", "/internal/v1/ping", std::string("s3cret ")).status, 401);
+    EXPECT_EQ(call(router, "GET", "/internal/v1/ping", std::string("s3cre")).status, 403);
+    EXPECT_EQ(call(router, "GET", "/internal/v1/ping", std::string("s3cret ")).status, 403);
     auto ok = call(router, "GET", "/internal/v1/ping", std::string("s3cret"));
     EXPECT_EQ(ok.status, 200);
     EXPECT_EQ(ok.body, "pong");
     // Unknown paths are 404 only after authentication.
-    EXPECT_EQ(call(router, "GET", "/internal/v1/nope", std::nullopt).status, 401);
+    EXPECT_EQ(call(router, "GET", "/internal/v1/nope", std::nullopt).status, 403);
     EXPECT_EQ(call(router, "GET", "/internal/v1/nope", std::string("s3cret")).status, 404);
 }
 

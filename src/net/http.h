@@ -47,6 +47,13 @@ class HttpHandler {
     // Runs on a server thread; must not block on disk or on other nodes (hand such work to another
     // thread and call `respond` from there).
     virtual void handle(HttpRequest request, Responder respond) = 0;
+    // Runs on a server thread as soon as the request line and headers are in, before any byte of
+    // the body is read or buffered (`head.body` is empty). A response refuses the request: it is
+    // sent and the connection closed, without reading the body. Must not block.
+    virtual std::optional<HttpResponse> screen(const HttpRequest& head) {
+        (void)head;
+        return std::nullopt;
+    }
 };
 
 // Splits a target into path and decoded query parameters. Returns false on a malformed escape.

@@ -202,6 +202,7 @@ class Session : public std::enable_shared_from_this<Session> {
     void read_next() {
         if (server_.stopping()) return close();
         phase_ = Phase::idle;
+        screened_ = false;
         request_ = HttpRequest();
         reader_.start(request_,
                       {server_.options().body_limit_bytes, server_.options().header_limit_bytes});
@@ -233,9 +234,17 @@ class Session : public std::enable_shared_from_this<Session> {
         auto outcome =
             reader_.put(std::string_view(static_cast<const char*>(data.data()), data.size()), used);
         buffer_.consume(used);
+        if (reader_.header_done() && !screened_) {
+            // The head is in and nothing of the body has been read yet: the handler may refuse
+            // the request now (the cluster port's secret), before the body costs anything.
+            screened_ = true;
+            if (auto refusal = server_.handler().screen(request_)) return refuse(*refusal);
+        }
         switch (outcome) {
             case RequestReader::Outcome::done:
                 return dispatch();
+            case RequestReader::Outcome::head_done:
+                return parse();  // on to the body, with what is already buffered
             case RequestReader::Outcome::need_more:
                 break;
             case RequestReader::Outcome::body_too_large:
@@ -271,6 +280,15 @@ class Session : public std::enable_shared_from_this<Session> {
     }
 
     void reject(int status, std::string_view message) { send_error(status, message); }
+
+    // Answers a request its handler screened out, then closes without reading what follows.
+    void refuse(HttpResponse response) {
+        keep_alive_ = false;
+        head_request_ = false;
+        version_ = 11;
+        close_after_write_ = true;
+        write_response(std::move(response));
+    }
 
     void dispatch() {
         sent_continue_ = false;
@@ -354,7 +372,7 @@ class Session : public std::enable_shared_from_this<Session> {
     void on_written(beast::error_code ec, size_t /*bytes*/) {
         finish_in_flight();
         if (response_.body.capacity() > kKeptBodyBytesMax) response_ = HttpResponse();
-        if (ec) return close();
+        if (ec || close_after_write_) return close();
         if (!keep_alive_) return linger_close();
         read_next();
     }
@@ -397,6 +415,8 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpRequest request_;
     RequestReader reader_;  // writes into request_
     bool sent_continue_ = false;
+    bool screened_ = false;           // the handler has seen this request's head
+    bool close_after_write_ = false;  // a screened-out request: close, do not drain
     uint64_t seq_ = 0;  // of the request with the handler; a stale responder's number differs
     int version_ = 11;
     bool keep_alive_ = false;

@@ -2,7 +2,9 @@
 // port). It owns an io_context run by `threads` threads, accepts keep-alive connections, reads each
 // request with the body capped at `body_limit_bytes` (a larger body is answered 413 with a JSON
 // error and the connection closed), hands it to the HttpHandler, and writes the response the
-// handler produces, possibly later and from another thread. Malformed requests get 400. Idle
+// handler produces, possibly later and from another thread. Before reading a body it lets the
+// handler screen the head (HttpHandler::screen): a refused request is answered and its connection
+// closed with the body unread. Malformed requests get 400. Idle
 // connections close after `idle_timeout`; reading a request may take at most `read_timeout`.
 //
 // A Responder may be called from any thread, also after its connection closed or the server

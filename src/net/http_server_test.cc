@@ -175,6 +175,39 @@ TEST_F(HttpServerTest, ContentLengthOverLimitIsRefusedBeforeTheBody) {
 }
 
 // Rule: a chunked body is capped by the same limit.
+// Rule: the handler screens a request on its head alone: a refusal is answered while the client
+// has sent no byte of its (16 MiB) body, the connection closes, and handle() never runs; a request
+// the screen lets through reaches handle() with its body.
+TEST_F(HttpServerTest, ScreenedRequestIsAnsweredBeforeItsBodyIsSent) {
+    std::atomic<size_t> screened_body_bytes{1};
+    handler_.screen_fn = [&](const HttpRequest& head) -> std::optional<HttpResponse> {
+        screened_body_bytes = head.body.size();
+        if (head.header("x-pass")) return std::nullopt;
+        return text_response(403, "refused");
+    };
+    ServerOptions options;
+    options.body_limit_bytes = 32 << 20;
+    start(options);
+    RawSocket refused(server_->port());
+    ASSERT_TRUE(
+        refused.send_all("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 16777216\r\n\r\n"));
+    std::string answer;
+    EXPECT_TRUE(refused.read_until_close(answer));
+    EXPECT_EQ(answer.rfind("HTTP/1.1 403", 0), 0u) << answer;
+    EXPECT_NE(answer.find("refused"), std::string::npos);
+    EXPECT_EQ(screened_body_bytes.load(), 0u);
+    EXPECT_EQ(request_count(), 0u);
+
+    RawSocket passed(server_->port());
+    ASSERT_TRUE(passed.send_all(
+        "POST /upload HTTP/1.1\r\nHost: x\r\nx-pass: 1\r\nContent-Length: 5\r\n\r\nhello"));
+    std::string ok;
+    ASSERT_TRUE(passed.read_responses(ok, 1));
+    EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
+    ASSERT_TRUE(wait_for_requests(1));
+    EXPECT_EQ(requests()[0].body, "hello");
+}
+
 TEST_F(HttpServerTest, ChunkedBodyOverLimitGets413) {
     ServerOptions options;
     options.body_limit_bytes = 10;

@@ -11,6 +11,8 @@ namespace http = boost::beast::http;
 
 namespace {
 
+constexpr uint64_t kReserveMax = 64 * 1024;
+
 bool equals_lower(std::string_view value, std::string_view lower) {
     if (value.size() != lower.size()) return false;
     for (size_t i = 0; i < value.size(); ++i) {
@@ -52,8 +54,9 @@ class BeastParser final : public http::basic_parser<true> {
     void on_header_impl(beast::error_code&) override {}
     void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
                            beast::error_code&) override {
-        // The parser already refused a length over the body limit, so this reservation is capped.
-        if (content_length) request_.body.reserve(*content_length);
+        // Only a small reservation up front: a client's Content-Length alone never makes the
+        // server hold memory; the body grows as its bytes arrive (up to the body limit).
+        if (content_length) request_.body.reserve(std::min<uint64_t>(*content_length, kReserveMax));
     }
     size_t on_body_impl(beast::string_view body, beast::error_code&) override {
         request_.body.append(body.data(), body.size());
@@ -84,7 +87,9 @@ RequestReader::~RequestReader() = default;
 
 void RequestReader::start(HttpRequest& request, Limits limits) {
     auto& parser = parser_->beast.emplace(request);
-    parser.eager(true);
+    // Not eager until the head is reported: put() returns right after the head.
+    parser.eager(false);
+    head_reported_ = false;
     parser.header_limit(limits.header_bytes);
     parser.body_limit(limits.body_bytes);
 }
@@ -102,6 +107,11 @@ RequestReader::Outcome RequestReader::put(std::string_view bytes, size_t& used) 
         if (ec == http::error::header_limit) return Outcome::header_too_large;
         if (ec) return Outcome::malformed;
         if (parser.is_done()) return Outcome::done;
+        if (parser.is_header_done() && !head_reported_) {
+            head_reported_ = true;
+            parser.eager(true);
+            return Outcome::head_done;
+        }
         // An empty piece of body: the parser wants bytes that have not arrived yet.
         if (n == 0) return Outcome::need_more;
     }

@@ -1,8 +1,9 @@
 // RequestReader: the server's incremental HTTP/1.1 request parser (Beast's, behind this plain
 // interface), writing straight into an HttpRequest with lower-cased header names. It enforces
 // the head and body limits as bytes arrive: a Content-Length over the body limit is refused as
-// soon as the head is complete, before any of the body is read. Private to net/. One instance
-// per connection, used by one thread at a time; start() before each request.
+// soon as the head is complete, before any of the body is read; and it stops once after the head
+// (head_done) so the server can screen a request before reading its body. Private to net/. One
+// instance per connection, used by one thread at a time; start() before each request.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +28,11 @@ class RequestReader {
     // Starts a new request, written into `request` (which must outlive the reading).
     void start(HttpRequest& request, Limits limits);
 
-    enum class Outcome { need_more, done, body_too_large, header_too_large, malformed };
+    enum class Outcome { need_more, head_done, done, body_too_large, header_too_large, malformed };
     // Parses as much of `bytes` as it can; `used` says how many were consumed (the rest must be
-    // offered again, with more after it). Anything but need_more and done is final.
+    // offered again, with more after it). head_done is returned once, when the head is complete
+    // and the request has a body still to read: nothing of the body has been consumed then.
+    // Anything but need_more, head_done and done is final.
     Outcome put(std::string_view bytes, size_t& used);
 
     bool header_done() const;
@@ -43,6 +46,7 @@ class RequestReader {
   private:
     class Parser;
     std::unique_ptr<Parser> parser_;
+    bool head_reported_ = false;
 };
 
 }  // namespace narad::net

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,6 +30,12 @@ class FunctionHandler final : public HttpHandler {
     void handle(HttpRequest request, Responder respond) override {
         fn_(std::move(request), std::move(respond));
     }
+    std::optional<HttpResponse> screen(const HttpRequest& head) override {
+        return screen_fn ? screen_fn(head) : std::nullopt;
+    }
+
+    // Set before the server starts; empty lets every request through.
+    std::function<std::optional<HttpResponse>(const HttpRequest&)> screen_fn;
 
   private:
     Fn fn_;
