@@ -1,5 +1,7 @@
 #include "base/url.h"
 
+#include <cstdlib>
+
 namespace narad {
 namespace {
 
@@ -25,6 +27,26 @@ std::string percent_encode(std::string_view value) {
         out.push_back(kHex[u & 0xF]);
     }
     return out;
+}
+
+Result<std::pair<std::string, uint16_t>> split_host_port(std::string_view address) {
+    auto colon = address.rfind(':');
+    if (colon == std::string_view::npos) {
+        return Status(Errc::invalid_argument,
+                      "address \"" + std::string(address) + "\" is not host:port");
+    }
+    std::string host(address.substr(0, colon));
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+    }
+    std::string port_text(address.substr(colon + 1));
+    char* end = nullptr;
+    long port = std::strtol(port_text.c_str(), &end, 10);
+    if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
+        return Status(Errc::invalid_argument,
+                      "address \"" + std::string(address) + "\" has no valid port");
+    }
+    return std::make_pair(host, static_cast<uint16_t>(port));
 }
 
 }  // namespace narad

@@ -6,6 +6,7 @@
 #include "base/duration.h"
 #include "base/log.h"
 #include "base/names.h"
+#include "base/url.h"
 #include "io/file_system.h"
 
 namespace narad::node {
@@ -433,8 +434,23 @@ Status validate_config(const Config& config) {
     auto require = [&](bool ok, std::string message) {
         if (!ok) problems.push_back(std::move(message));
     };
+    // A listen or peer address must name a port; checked here so that nothing later has to
+    // assume it (a missing port is an error at start-up, never an abort).
+    auto require_address = [&](std::string_view field, const std::string& address,
+                               bool needs_host) {
+        if (trim(address).empty()) return;  // reported as empty where the field is required
+        auto split = split_host_port(address);
+        if (!split.is_ok()) {
+            problems.push_back(std::string(field) + " \"" + address +
+                               "\" must be host:port with a port from 0 to 65535");
+        } else if (needs_host && (split->first.empty() || split->second == 0)) {
+            problems.push_back(std::string(field) + " \"" + address +
+                               "\" must name a host and a port other than 0");
+        }
+    };
     const HttpConfig& http = config.http;
     require(!trim(http.addr).empty(), "http.addr must not be empty");
+    require_address("http.addr", http.addr, false);
     require(http.read_timeout.count() > 0, "http.read_timeout must be > 0");
     require(http.write_timeout.count() > 0, "http.write_timeout must be > 0");
     require(http.idle_timeout.count() > 0, "http.idle_timeout must be > 0");
@@ -453,6 +469,20 @@ Status validate_config(const Config& config) {
 
     const ClusterConfig& cluster = config.cluster;
     require(!trim(cluster.addr).empty(), "cluster.addr must not be empty");
+    require_address("cluster.addr", cluster.addr, false);
+    require_address("cluster.join", cluster.join, true);
+    for (const std::string& endpoint : cluster.meta_endpoints) {
+        constexpr std::string_view kScheme = "http://";
+        std::string_view rest = endpoint;
+        if (!rest.starts_with(kScheme)) {
+            problems.push_back("cluster.meta_endpoints: \"" + endpoint +
+                               "\" must be http://host:port");
+            continue;
+        }
+        rest.remove_prefix(kScheme.size());
+        require_address("cluster.meta_endpoints", std::string(rest.substr(0, rest.find('/'))),
+                        true);
+    }
     require(http.addr != cluster.addr, "http.addr and cluster.addr must differ");
     require(cluster.dead_after >= std::chrono::seconds(1), "cluster.dead_after must be >= 1s");
     require(cluster.lease_ttl >= std::chrono::seconds(1), "cluster.lease_ttl must be >= 1s");

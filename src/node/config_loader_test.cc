@@ -85,5 +85,25 @@ TEST(ConfigLoaderTest, ValidationJoinsAllProblems) {
         "topic.default_partitions must be >= 3; log.format \"xml\" is not one of [json, text]");
 }
 
+// Rule: every address is checked at load time, so nothing later can abort on one: a listen address
+// needs a port, a join target a host and a port, a metastore endpoint http://host:port.
+TEST(ConfigLoaderTest, AddressesNeedAPort) {
+    EXPECT_EQ(load_config(ServeFlags{.addr = "127.0.0.1"}, env_of({})).status().message(),
+              "config: http.addr \"127.0.0.1\" must be host:port with a port from 0 to 65535");
+    EXPECT_EQ(load_config(ServeFlags{.addr = "127.0.0.1:99999"}, env_of({})).code(),
+              Errc::invalid_argument);
+    EXPECT_TRUE(load_config(ServeFlags{.addr = "[::1]:7000"}, env_of({})).is_ok());
+    EXPECT_EQ(load_config(ServeFlags{.join = ":7943"}, env_of({})).status().message(),
+              "config: cluster.join \":7943\" must name a host and a port other than 0");
+    EXPECT_EQ(load_config({}, env_of({{"NARAD_CLUSTER_ADDR", "nohost"}})).status().message(),
+              "config: cluster.addr \"nohost\" must be host:port with a port from 0 to 65535");
+    EXPECT_EQ(load_config(ServeFlags{.meta_endpoints = {"127.0.0.1:2379"}}, env_of({}))
+                  .status()
+                  .message(),
+              "config: cluster.meta_endpoints: \"127.0.0.1:2379\" must be http://host:port");
+    EXPECT_TRUE(
+        load_config(ServeFlags{.meta_endpoints = {"http://127.0.0.1:2379"}}, env_of({})).is_ok());
+}
+
 }  // namespace
 }  // namespace narad::node

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/periodic.h"
+#include "base/url.h"
 #include "cluster/placement.h"
 #include "io/file_system.h"
 #include "move/handoff.h"
@@ -27,26 +28,6 @@
 #include "wal/routing_committer.h"
 
 namespace narad::node {
-
-Result<std::pair<std::string, uint16_t>> split_host_port(std::string_view address) {
-    auto colon = address.rfind(':');
-    if (colon == std::string_view::npos) {
-        return Status(Errc::invalid_argument,
-                      "address \"" + std::string(address) + "\" is not host:port");
-    }
-    std::string host(address.substr(0, colon));
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-    }
-    std::string port_text(address.substr(colon + 1));
-    char* end = nullptr;
-    long port = std::strtol(port_text.c_str(), &end, 10);
-    if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
-        return Status(Errc::invalid_argument,
-                      "address \"" + std::string(address) + "\" has no valid port");
-    }
-    return std::make_pair(host, static_cast<uint16_t>(port));
-}
 
 namespace {
 
@@ -103,7 +84,9 @@ class Node::Impl {
         offsets_ = std::make_unique<queue::OffsetCommitter>(
             fs_, Millis(config_.storage.offset_commit_interval_ms));
 
-        auto [host, port] = split_host_port(config_.http.addr).value();
+        auto listen = split_host_port(config_.http.addr);
+        if (!listen.is_ok()) return listen.status().with_context("http.addr");
+        auto [host, port] = *listen;
         net::ServerOptions server_options;
         server_options.address = host.empty() ? "0.0.0.0" : host;
         server_options.port = port;
@@ -379,13 +362,11 @@ class Node::Impl {
         internal_router_->routes().add(
             "POST", "/internal/v1/join",
             [this](net::HttpRequest r, const api::PathParams&, net::Responder d) {
-                auto shared = std::make_shared<net::Responder>(std::move(d));
-                bool queued = blocking_->post([this, shared, body = std::move(r.body)] {
+                api::answer_on_pool(*blocking_, std::move(d), [this, body = std::move(r.body)] {
                     auto answer = cluster_->handle_join(body);
-                    (*shared)(answer.is_ok() ? api::json_response(200, *answer)
-                                             : api::error_response(answer.status()));
+                    return answer.is_ok() ? api::json_response(200, *answer)
+                                          : api::error_response(answer.status());
                 });
-                if (!queued) (*shared)(api::error_response(503, "server busy; retry later"));
             });
         cluster_server_ = std::make_unique<net::HttpServer>(options, *internal_router_);
         return Status::ok();

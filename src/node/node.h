@@ -30,8 +30,4 @@ class Node {
     std::unique_ptr<Impl> impl_;
 };
 
-// Splits "host:port" / ":port" / "[v6]:port" into host and port; an empty host means all
-// interfaces.
-Result<std::pair<std::string, uint16_t>> split_host_port(std::string_view address);
-
 }  // namespace narad::node

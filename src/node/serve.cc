@@ -146,8 +146,9 @@ int serve_main(int argc, char** argv) {
     }
     auto config = load_config(*flags, process_environment());
     if (!config.is_ok()) {
+        // Bad start-up input, like a bad flag: exit status 2, as Go's flag package uses.
         std::fprintf(stderr, "narad: %s\n", config.status().message().c_str());
-        return 1;
+        return 2;
     }
     std::string level = lower(config->log.level);
     if (level == "warning") level = "warn";
