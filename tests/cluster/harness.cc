@@ -164,6 +164,7 @@ int NodeProcess::stop() {
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
     paused_ = false;
+    exit_status_ = status;
     return status;
 }
 
@@ -201,6 +202,7 @@ bool NodeProcess::running() {
     if (done == pid_) {
         pid_ = -1;
         paused_ = false;
+        exit_status_ = status;
         return false;
     }
     return true;

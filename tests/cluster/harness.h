@@ -78,6 +78,8 @@ class NodeProcess {
     void resume();  // SIGCONT
     bool running();
     bool paused() const { return paused_; }
+    // The wait status of the last run, once it ended (running() false); -1 before.
+    int exit_status() const { return exit_status_; }
 
     const std::string& node_id() const { return options_.node_id; }
     uint16_t port() const { return port_; }
@@ -102,6 +104,7 @@ class NodeProcess {
     uint16_t etcd_client_port_;
     uint16_t etcd_peer_port_;
     pid_t pid_ = -1;
+    int exit_status_ = -1;
     bool paused_ = false;
     bool was_ready_ = false;  // once ready, the data dir names the cluster: no more --join
 };
