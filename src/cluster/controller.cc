@@ -1,6 +1,7 @@
 #include "cluster/controller.h"
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "cluster/planner.h"
 #include "meta/codec.h"
 
@@ -82,6 +83,7 @@ void Controller::run() {
         }
         leading_ = false;
         store_.set_fence(std::nullopt);
+        report_blocked(meta::MetaState{}, {});  // only the controller reports its reasons
         if (stopping) {
             Status resigned = store_.client().resign(leadership);
             if (resigned.is_ok()) {
@@ -132,6 +134,7 @@ Status Controller::take_office(const meta::LeaderInfo& leadership) {
         }
     }
     note_down_members(*view);
+    logged_blocked_.clear();  // a new term logs every blocked move once again
     std::string ready = store_.keys().ready();
     NARAD_ASSIGN_OR_RETURN(
         meta::TxnResult written,
@@ -189,8 +192,10 @@ void Controller::rebalance() {
         return;
     }
     const meta::MetaState& state = **view;
+    update_dead_verdicts(state);
     PlannerInput input;
-    input.assignments = state.assignments;
+    input.assignments = clear_dead_targets(state);
+    report_blocked(state, input.assignments);
     input.max_in_flight = options_.max_in_flight_moves;
     for (const auto& [node, member] : state.members) {
         if (state.is_live(node) && !member.draining) input.receivers.insert(node);
@@ -204,7 +209,7 @@ void Controller::rebalance() {
     std::vector<meta::TargetChange> changes;
     for (const PlannedMove& move : plan) {
         changes.push_back(
-            meta::TargetChange{move.partition, state.assignments.at(move.partition), move.to});
+            meta::TargetChange{move.partition, input.assignments.at(move.partition), move.to});
     }
     auto applied = store_.set_targets(changes);
     if (!applied.is_ok()) {
@@ -221,6 +226,139 @@ void Controller::rebalance() {
             "written; the next pass re-plans",
             changes.size() - *applied, changes.size());
     }
+}
+
+void Controller::update_dead_verdicts(const meta::MetaState& state) {
+    MonoTime now = clock_.now();
+    for (const NodeId& node : state.declared_dead) {
+        if (!state.is_live(node) && state.find_member(node) != nullptr) continue;
+        Status cleared = store_.clear_dead(node);
+        if (cleared.is_ok()) {
+            NARAD_LOG_INFO("controller: member {} is back; its dead verdict is cleared",
+                           node.value());
+        }
+    }
+    for (const auto& [node, since] : state.down_since) {
+        if (state.is_live(node) || state.declared_dead.count(node) > 0) continue;
+        auto down = std::chrono::duration_cast<Millis>(now - since);
+        if (down < options_.force_promote_after) continue;
+        auto declared = store_.declare_dead(node, down.count());
+        if (declared.is_ok() && *declared) {
+            NARAD_LOG_WARN(
+                "controller: member {} has been down for {} s on this controller's clock; "
+                "declared dead (its partitions' moves may now force-promote a complete copy)",
+                node.value(), down.count() / 1000);
+        }
+    }
+}
+
+std::map<meta::PartitionKey, meta::Assignment> Controller::clear_dead_targets(
+    const meta::MetaState& state) {
+    std::map<meta::PartitionKey, meta::Assignment> assignments = state.assignments;
+    // etcd's configuration: the names of its voters and learners.
+    std::set<std::string> configured;
+    bool configuration_known = false;
+    if (auto members = store_.client().member_list(); members.is_ok()) {
+        configuration_known = true;
+        for (const meta::Member& member : *members) configured.insert(member.name);
+    }
+    MonoTime now = clock_.now();
+    std::vector<meta::TargetChange> clears;
+    std::vector<std::string> why;
+    for (const auto& [key, assignment] : state.assignments) {
+        const NodeId& target = assignment.target;
+        if (target.value().empty()) continue;
+        const meta::MemberInfo* member = state.find_member(target);
+        std::string reason;
+        if (member == nullptr) {
+            reason = "is no longer a member";
+        } else if (!state.is_live(target)) {
+            auto since = state.down_since.find(target);
+            bool down_long = since != state.down_since.end() &&
+                             now - since->second > options_.dead_target_abort_after;
+            bool left_configuration = configuration_known &&
+                                      member->etcd_role != meta::EtcdRole::none &&
+                                      configured.count(target.value()) == 0;
+            if (down_long) {
+                reason = "has been dead for longer than the dead-target bound";
+            } else if (left_configuration) {
+                reason = "is out of etcd's configuration and dead";
+            }
+        } else if (member->draining && configuration_known &&
+                   member->etcd_role != meta::EtcdRole::none &&
+                   configured.count(target.value()) == 0) {
+            reason = "is out of etcd's configuration and draining";
+        }
+        if (reason.empty()) continue;
+        clears.push_back(meta::TargetChange{key, assignment, NodeId()});
+        why.push_back(std::move(reason));
+    }
+    if (clears.empty()) return assignments;
+    auto applied = store_.set_targets(clears);
+    if (!applied.is_ok()) {
+        NARAD_LOG_WARN("controller: clearing the targets of moves to gone destinations failed: {}",
+                       applied.status().to_string());
+        return assignments;
+    }
+    // Read back which took (a change whose assignment moved on is skipped).
+    meta::MetaSnapshot after = store_.snapshot();
+    for (size_t i = 0; i < clears.size(); ++i) {
+        const meta::TargetChange& change = clears[i];
+        const meta::Assignment* now_assigned =
+            after->find_assignment(change.partition.topic, change.partition.partition);
+        if (now_assigned == nullptr || now_assigned->target == change.expected.target) continue;
+        assignments[change.partition] = *now_assigned;
+        NARAD_LOG_WARN(
+            "controller: cleared the target of '{}' partition {}: its destination {} {}; the "
+            "partition stays with {}",
+            change.partition.topic, change.partition.partition.value(),
+            change.expected.target.value(), why[i], change.expected.owner.value());
+    }
+    return assignments;
+}
+
+void Controller::report_blocked(const meta::MetaState& state,
+                                const std::map<meta::PartitionKey, meta::Assignment>& assignments) {
+    std::map<std::string, double> counts{
+        {"source_dead", 0}, {"target_dead", 0}, {"target_not_member", 0}};
+    MonoTime now = clock_.now();
+    auto status = [&](const NodeId& node) -> std::string {
+        if (state.find_member(node) == nullptr) return "not_a_member";
+        return state.is_dead(node, now, options_.dead_after) ? "dead" : "alive";
+    };
+    for (const auto& [key, assignment] : assignments) {
+        if (assignment.target.value().empty()) continue;
+        std::string from = status(assignment.owner);
+        std::string to = status(assignment.target);
+        std::string reason = from != "alive"        ? "source_dead"
+                             : to == "not_a_member" ? "target_not_member"
+                             : to == "dead"         ? "target_dead"
+                                                    : "";
+        if (reason.empty()) continue;
+        counts[reason] += 1;
+        if (!logged_blocked_.insert({key, reason}).second) continue;
+        if (reason == "source_dead") {
+            NARAD_LOG_ERROR(
+                "controller: move blocked: its source is dead ('{}' partition {} from {} to {}); "
+                "it finishes only if the destination can force-promote a complete copy, or once "
+                "the source returns; abort it with narad cluster moves abort to keep the "
+                "partition where it is",
+                key.topic, key.partition.value(), assignment.owner.value(),
+                assignment.target.value());
+        } else {
+            NARAD_LOG_ERROR(
+                "controller: move blocked: its destination is {} ('{}' partition {} from {} to "
+                "{}); the controller clears the target if it stays so past the dead-target bound",
+                reason == "target_dead" ? "dead" : "not a member", key.topic, key.partition.value(),
+                assignment.owner.value(), assignment.target.value());
+        }
+    }
+    auto& blocked = metrics::Registry::global().gauge(
+        "narad_moves_blocked",
+        "Moves that cannot finish on their own, by reason (the destination's reasons on the "
+        "destination, the controller's on the controller).",
+        {"reason"});
+    for (const auto& [reason, count] : counts) blocked.with({reason}).set(count);
 }
 
 void Controller::promote_learners() {

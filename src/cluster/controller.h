@@ -11,7 +11,14 @@
 // `dead_after`, and plans partition moves (planner.h): from a linearizable read, under a mutex, it
 // tops the moves in flight up to `max_in_flight_moves` by writing targets, each a compare-and-swap
 // on the assignment it read. It also plans at once when the member list changes, so a rebalance
-// starts by itself when a node joins.
+// starts by itself when a node joins. Before planning, on every tick: it declares dead (keys.dead,
+// the force-promote gate) a member down for `force_promote_after` on its own clock, and clears
+// the verdict once the member is live again; it clears the target of every move whose
+// destination is no member, has been down longer than `dead_target_abort_after`, or hosted an
+// etcd member that is no longer in etcd's configuration while it is down or draining, so the
+// freed budget goes to other moves in the same pass; and it exports narad_moves_blocked for the
+// reasons it sees (source_dead, target_dead, target_not_member), logging each blocked move once
+// per term.
 // stop() resigns, so another node takes over at once instead of after the lease TTL.
 //
 // Thread-safe; runs on its own thread.
@@ -19,6 +26,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -38,6 +46,8 @@ struct ControllerOptions {
     // A learner is promoted once its raft index is within this many entries of the leader's.
     uint64_t promote_lag_entries = 100;
     uint32_t max_in_flight_moves = 8;
+    Millis force_promote_after{120'000};
+    Millis dead_target_abort_after{120'000};
 };
 
 class Controller {
@@ -62,6 +72,13 @@ class Controller {
     Status take_office(const meta::LeaderInfo& leadership);
     bool still_leading(const meta::LeaderInfo& leadership, uint64_t generation);
     void note_down_members(const meta::MetaState& state);
+    // The dead verdicts (see the file comment).
+    void update_dead_verdicts(const meta::MetaState& state);
+    // Clears the targets of moves aimed at a destination that is gone; returns the assignments
+    // as they stand after.
+    std::map<meta::PartitionKey, meta::Assignment> clear_dead_targets(const meta::MetaState& state);
+    void report_blocked(const meta::MetaState& state,
+                        const std::map<meta::PartitionKey, meta::Assignment>& assignments);
     void promote_learners();
     // One planner pass (see the file comment).
     void rebalance();
@@ -74,7 +91,9 @@ class Controller {
     NodeId self_;
     ControllerOptions options_;
     std::atomic<bool> leading_{false};
-    std::set<NodeId> reported_dead_;        // only touched by the controller thread
+    std::set<NodeId> reported_dead_;  // only touched by the controller thread
+    // Blocked moves already logged this term (controller thread only).
+    std::set<std::pair<meta::PartitionKey, std::string>> logged_blocked_;
     std::mutex plan_mutex_;                 // one planner pass at a time
     uint64_t planned_members_version_ = 0;  // only touched by the controller thread
     std::mutex mutex_;

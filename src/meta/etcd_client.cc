@@ -117,6 +117,12 @@ Compare Compare::create_revision_is(std::string key, int64_t revision) {
 
 Compare Compare::missing(std::string key) { return create_revision_is(std::move(key), 0); }
 
+Compare Compare::present(std::string key) {
+    Compare c = create_revision_is(std::move(key), 0);
+    c.op = Op::greater;
+    return c;
+}
+
 TxnOp TxnOp::put(std::string key, std::string value, int64_t lease) {
     TxnOp op;
     op.kind = Kind::put;

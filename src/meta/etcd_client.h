@@ -86,6 +86,8 @@ struct Compare {
     static Compare create_revision_is(std::string key, int64_t revision);
     // create_revision == 0: the key does not exist.
     static Compare missing(std::string key);
+    // create_revision > 0: the key exists.
+    static Compare present(std::string key);
 };
 
 // A txn operation.

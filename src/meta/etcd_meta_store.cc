@@ -130,6 +130,7 @@ class EtcdMetaStore::Replica {
                     break;
                 case Keys::Parsed::Domain::member:
                 case Keys::Parsed::Domain::live:
+                case Keys::Parsed::Domain::dead:
                 case Keys::Parsed::Domain::ready:
                     touched.members = true;
                     break;
@@ -199,6 +200,9 @@ class EtcdMetaStore::Replica {
                 }
                 case Keys::Parsed::Domain::live:
                     next->live.insert(NodeId(parsed.name));
+                    break;
+                case Keys::Parsed::Domain::dead:
+                    next->declared_dead.insert(NodeId(parsed.name));
                     break;
                 case Keys::Parsed::Domain::ready: {
                     auto controller = decode_controller_ready(value);
@@ -462,12 +466,57 @@ Result<FlipOutcome> EtcdMetaStore::complete_move(const PartitionKey& partition,
     return FlipOutcome::refused;
 }
 
+Result<FlipOutcome> EtcdMetaStore::force_promote(const PartitionKey& partition,
+                                                 const NodeId& source, const NodeId& target) {
+    std::string key = keys_.assignment(partition.topic, partition.partition);
+    NARAD_ASSIGN_OR_RETURN(
+        TxnResult result,
+        client_.txn({Compare::value_is(key, encode_assignment(Assignment{source, target})),
+                     Compare::missing(keys_.live(source)), Compare::present(keys_.dead(source))},
+                    {TxnOp::put(key, encode_assignment(Assignment{target, {}}))},
+                    {TxnOp::range(key)}));
+    if (result.succeeded) {
+        NARAD_RETURN_IF_ERROR(after_write(result.revision));
+        return FlipOutcome::flipped;
+    }
+    const RangeResult& read = result.ranges.front();
+    if (read.kvs.empty()) return FlipOutcome::refused;
+    NARAD_ASSIGN_OR_RETURN(Assignment now, decode_assignment(read.kvs.front().value));
+    if (now.owner == target) {
+        NARAD_RETURN_IF_ERROR(after_write(read.revision));
+        return FlipOutcome::already_flipped;
+    }
+    if (now.owner == source && now.target == target) return FlipOutcome::source_alive;
+    return FlipOutcome::refused;
+}
+
+Result<bool> EtcdMetaStore::declare_dead(const NodeId& node, int64_t down_ms) {
+    std::string value = "{\"down_ms\":" + std::to_string(down_ms) + "}";
+    NARAD_ASSIGN_OR_RETURN(TxnResult result, fenced_txn({Compare::missing(keys_.live(node))},
+                                                        {TxnOp::put(keys_.dead(node), value)}));
+    if (!result.succeeded) return false;
+    NARAD_RETURN_IF_ERROR(after_write(result.revision));
+    return true;
+}
+
+Status EtcdMetaStore::clear_dead(const NodeId& node) {
+    NARAD_ASSIGN_OR_RETURN(TxnResult result, fenced_txn({}, {TxnOp::remove(keys_.dead(node))}));
+    return after_write(result.revision);
+}
+
 Result<std::optional<Assignment>> EtcdMetaStore::read_assignment(const PartitionKey& partition) {
     NARAD_ASSIGN_OR_RETURN(RangeResult read,
                            client_.range(keys_.assignment(partition.topic, partition.partition)));
     if (read.kvs.empty()) return std::optional<Assignment>();
     NARAD_ASSIGN_OR_RETURN(Assignment assignment, decode_assignment(read.kvs.front().value));
     return std::optional<Assignment>(std::move(assignment));
+}
+
+Result<std::optional<Topic>> EtcdMetaStore::read_topic(std::string_view name) {
+    NARAD_ASSIGN_OR_RETURN(RangeResult read, client_.range(keys_.topic(name)));
+    if (read.kvs.empty()) return std::optional<Topic>();
+    NARAD_ASSIGN_OR_RETURN(Topic topic, decode_topic(read.kvs.front().value));
+    return std::optional<Topic>(std::move(topic));
 }
 
 Result<int64_t> EtcdMetaStore::hold_freeze(const PartitionKey& partition, const std::string& token,

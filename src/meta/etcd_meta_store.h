@@ -63,7 +63,10 @@ class EtcdMetaStore final : public MetaStore {
     Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
                                       const NodeId& target,
                                       const std::string& freeze_token) override;
+    Result<FlipOutcome> force_promote(const PartitionKey& partition, const NodeId& source,
+                                      const NodeId& target) override;
     Result<std::optional<Assignment>> read_assignment(const PartitionKey& partition) override;
+    Result<std::optional<Topic>> read_topic(std::string_view name) override;
     Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
                                 Millis ttl) override;
     Status renew_freeze(int64_t lease) override;
@@ -82,6 +85,10 @@ class EtcdMetaStore final : public MetaStore {
     // Registers or replaces a member's record (not fenced: a node registers itself).
     Status put_member(const MemberInfo& member);
     Status remove_member(const NodeId& node);
+    // The controller's dead verdicts (fenced). declare_dead applies only while the member's
+    // liveness key is absent; returns whether it did.
+    Result<bool> declare_dead(const NodeId& node, int64_t down_ms);
+    Status clear_dead(const NodeId& node);
 
     EtcdClient& client() { return client_; }
     const Keys& keys() const { return keys_; }

@@ -5,6 +5,7 @@
 // not part of the meta library. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -140,9 +141,16 @@ class FakeMetaStore final : public MetaStore {
         return applied;
     }
 
+    // The next `count` flips (CompleteMove or force-promote) apply nothing and answer
+    // unknown_outcome, as a proposal whose reply was lost before the leader applied it.
+    void lose_flips(int count) { lost_flips_ = count; }
+
     Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
                                       const NodeId& target,
                                       const std::string& freeze_token) override {
+        if (lost_flips_.fetch_sub(1) > 0) {
+            return Status(Errc::unknown_outcome, "the flip's reply was lost");
+        }
         std::lock_guard write(write_mutex_);
         MetaSnapshot current = snapshot();
         const Assignment* now = current->find_assignment(partition.topic, partition.partition);
@@ -157,6 +165,27 @@ class FakeMetaStore final : public MetaStore {
             }
         }
         if (!freeze_holds) return FlipOutcome::freeze_lapsed;
+        auto next = std::make_shared<MetaState>(*current);
+        next->assignments[partition] = Assignment{target, {}};
+        bump(*next, *current);
+        publish(std::move(next));
+        return FlipOutcome::flipped;
+    }
+
+    Result<FlipOutcome> force_promote(const PartitionKey& partition, const NodeId& source,
+                                      const NodeId& target) override {
+        if (lost_flips_.fetch_sub(1) > 0) {
+            return Status(Errc::unknown_outcome, "the force-promote's reply was lost");
+        }
+        std::lock_guard write(write_mutex_);
+        MetaSnapshot current = snapshot();
+        const Assignment* now = current->find_assignment(partition.topic, partition.partition);
+        if (now == nullptr) return FlipOutcome::refused;
+        if (now->owner == target) return FlipOutcome::already_flipped;
+        if (now->owner != source || now->target != target) return FlipOutcome::refused;
+        if (current->is_live(source) || current->declared_dead.count(source) == 0) {
+            return FlipOutcome::source_alive;
+        }
         auto next = std::make_shared<MetaState>(*current);
         next->assignments[partition] = Assignment{target, {}};
         bump(*next, *current);
@@ -210,6 +239,7 @@ class FakeMetaStore final : public MetaStore {
         for (auto& [id, watcher] : watchers_) watcher(next);
     }
 
+    std::atomic<int> lost_flips_{0};
     std::mutex write_mutex_;  // serializes writers and watcher calls
     mutable std::mutex mutex_;
     MetaSnapshot snapshot_;  // GUARDED_BY(mutex_)

@@ -21,6 +21,7 @@ std::string Keys::assignments_prefix(std::string_view topic) const {
 
 std::string Keys::member(const NodeId& node) const { return prefix_ + "members/" + node.value(); }
 std::string Keys::live(const NodeId& node) const { return prefix_ + "live/" + node.value(); }
+std::string Keys::dead(const NodeId& node) const { return prefix_ + "dead/" + node.value(); }
 std::string Keys::election() const { return prefix_ + "election"; }
 std::string Keys::ready() const { return prefix_ + "ready"; }
 std::string Keys::barrier() const { return prefix_ + "barrier"; }
@@ -52,6 +53,9 @@ Keys::Parsed Keys::parse(std::string_view key) const {
         parsed.name = rest;
     } else if (domain == "live" && rest.find('/') == std::string_view::npos) {
         parsed.domain = Parsed::Domain::live;
+        parsed.name = rest;
+    } else if (domain == "dead" && rest.find('/') == std::string_view::npos) {
+        parsed.domain = Parsed::Domain::dead;
         parsed.name = rest;
     } else if (domain == "assign") {
         auto cut = rest.rfind('/');

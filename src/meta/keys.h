@@ -32,10 +32,13 @@ class Keys {
     std::string barrier() const;
     // A partition's handoff freeze (value: the freeze token), held by the source under a lease.
     std::string freeze(std::string_view topic, PartitionId partition) const;
+    // The controller's verdict that a member has been dead for at least the force-promote
+    // timeout on its own clock (docs/moves.md, "Force-promote").
+    std::string dead(const NodeId& node) const;
 
     // What a key under prefix() is.
     struct Parsed {
-        enum class Domain { topic, assignment, member, live, ready, other };
+        enum class Domain { topic, assignment, member, live, dead, ready, other };
         Domain domain = Domain::other;
         std::string name;  // topic or node
         PartitionId partition;

@@ -10,6 +10,8 @@ std::string_view flip_outcome_name(FlipOutcome outcome) {
             return "already_flipped";
         case FlipOutcome::freeze_lapsed:
             return "freeze_lapsed";
+        case FlipOutcome::source_alive:
+            return "source_alive";
         case FlipOutcome::refused:
             break;
     }
@@ -26,6 +28,14 @@ Result<size_t> MetaStore::set_targets(const std::vector<TargetChange>&) { return
 Result<FlipOutcome> MetaStore::complete_move(const PartitionKey&, const NodeId&, const NodeId&,
                                              const std::string&) {
     return no_moves();
+}
+Result<FlipOutcome> MetaStore::force_promote(const PartitionKey&, const NodeId&, const NodeId&) {
+    return no_moves();
+}
+Result<std::optional<Topic>> MetaStore::read_topic(std::string_view name) {
+    MetaSnapshot view = snapshot();
+    const Topic* found = view->find_topic(name);
+    return found == nullptr ? std::optional<Topic>() : std::optional<Topic>(*found);
 }
 Result<std::optional<Assignment>> MetaStore::read_assignment(const PartitionKey& partition) {
     MetaSnapshot view = snapshot();

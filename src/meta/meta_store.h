@@ -31,6 +31,8 @@ enum class FlipOutcome {
     freeze_lapsed,    // owner and target unchanged, but the source's freeze key no longer holds
                       // the token: freeze again, drain again, flip again
     refused,          // the assignment changed (re-planned, aborted) or is gone: never flips
+    source_alive,     // force-promote only: owner and target unchanged, but the source's liveness
+                      // key exists or the controller has not declared it dead: wait
 };
 std::string_view flip_outcome_name(FlipOutcome outcome);
 
@@ -68,6 +70,13 @@ class MetaStore {
     virtual Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
                                               const NodeId& target,
                                               const std::string& freeze_token);
+    // Force-promote (the source is dead): owner := target without a freeze, only if the
+    // assignment is still {source, target}, the source's liveness key is absent and the
+    // controller has declared it dead. Lost reply: Errc::unknown_outcome.
+    virtual Result<FlipOutcome> force_promote(const PartitionKey& partition, const NodeId& source,
+                                              const NodeId& target);
+    // A linearizable read of one topic record (nullopt: none).
+    virtual Result<std::optional<Topic>> read_topic(std::string_view name);
     // A linearizable read of one assignment (nullopt: none).
     virtual Result<std::optional<Assignment>> read_assignment(const PartitionKey& partition);
     // The source's freeze key: written with `token` under a new lease of `ttl`; returns the lease.

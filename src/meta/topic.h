@@ -76,6 +76,9 @@ struct MetaState {
     std::map<NodeId, MemberInfo> members;
     // Nodes whose liveness key exists now.
     std::set<NodeId> live;
+    // Members the controller has declared dead: down for at least the force-promote timeout on
+    // the controller's own clock (keys.dead()). Cleared when the member is live again.
+    std::set<NodeId> declared_dead;
     // For members whose liveness key is gone: when this node's replica saw it go (or first saw the
     // member without one), on this node's monotonic clock. A node down longer than `dead_after`
     // is dead. Local knowledge: other nodes' replicas hold their own times.
