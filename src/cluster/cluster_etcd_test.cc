@@ -97,7 +97,7 @@ TEST_F(ClusterEtcdTest, UpdateOfAnOldIncarnationIsNotFound) {
 TEST_F(ClusterEtcdTest, MembershipLivenessFollowsTheNode) {
     NodeView a(transport_, etcd_.endpoint());
     NodeView b(transport_, etcd_.endpoint());
-    Membership membership(*a.store, member("a"), MembershipOptions{});
+    Membership membership(*a.store, SystemClock::instance(), member("a"), MembershipOptions{});
     ASSERT_TRUE(membership.start().is_ok());
     ASSERT_TRUE(eventually([&] { return b.store->snapshot()->is_live(NodeId("a")); }));
     EXPECT_NE(b.store->snapshot()->find_member(NodeId("a")), nullptr);
@@ -106,10 +106,33 @@ TEST_F(ClusterEtcdTest, MembershipLivenessFollowsTheNode) {
     EXPECT_EQ(b.store->snapshot()->down_since.count(NodeId("a")), 1u);
 }
 
+// Rule (the owner's self-fence): the lease counts as valid only until the send time of the last
+// acknowledged grant or keep-alive plus the TTL less the margin, on the node's clock; a fake clock
+// moved past that point ends it while etcd still holds the lease, and a keep-alive renews it.
+TEST_F(ClusterEtcdTest, SelfFenceEndsBeforeTheLeaseCanExpire) {
+    NodeView a(transport_, etcd_.endpoint());
+    FakeClock clock;
+    Membership membership(*a.store, clock, member("a"),
+                          MembershipOptions{.lease_ttl_seconds = 10,
+                                            .keep_alive_interval = std::chrono::hours(1),
+                                            .fence_margin = 2s});
+    EXPECT_FALSE(membership.lease_valid()) << "valid before any grant";
+    ASSERT_TRUE(membership.start().is_ok());
+    EXPECT_TRUE(membership.lease_valid());
+    clock.advance(7'999ms);
+    EXPECT_TRUE(membership.lease_valid());
+    clock.advance(2ms);  // 8 s after the grant was sent: TTL 10 s less the 2 s margin
+    EXPECT_FALSE(membership.lease_valid());
+    EXPECT_TRUE(eventually([&] { return a.store->snapshot()->is_live(NodeId("a")); }))
+        << "etcd still holds the lease";
+    membership.stop();
+    EXPECT_FALSE(membership.lease_valid());
+}
+
 // Rule: a liveness lease lost while the node runs is replaced and the key written again.
 TEST_F(ClusterEtcdTest, LostLeaseIsReplaced) {
     NodeView a(transport_, etcd_.endpoint());
-    Membership membership(*a.store, member("a"),
+    Membership membership(*a.store, SystemClock::instance(), member("a"),
                           MembershipOptions{.lease_ttl_seconds = 5, .keep_alive_interval = 50ms});
     ASSERT_TRUE(membership.start().is_ok());
     uint64_t generation = membership.generation();
@@ -123,8 +146,8 @@ TEST_F(ClusterEtcdTest, LostLeaseIsReplaced) {
 TEST_F(ClusterEtcdTest, ControllerHandsOverAndTheDeposedCannotWrite) {
     NodeView a(transport_, etcd_.endpoint());
     NodeView b(transport_, etcd_.endpoint());
-    Membership ma(*a.store, member("a"), {});
-    Membership mb(*b.store, member("b"), {});
+    Membership ma(*a.store, SystemClock::instance(), member("a"), {});
+    Membership mb(*b.store, SystemClock::instance(), member("b"), {});
     ASSERT_TRUE(ma.start().is_ok());
     ASSERT_TRUE(mb.start().is_ok());
     ControllerOptions options{.tick = 200ms, .leadership_check = 50ms, .campaign_wait = 500ms};
@@ -157,8 +180,9 @@ TEST_F(ClusterEtcdTest, ControllerHandsOverAndTheDeposedCannotWrite) {
 TEST_F(ClusterEtcdTest, ControllerWhoseLeaseExpiresIsDeposed) {
     NodeView a(transport_, etcd_.endpoint());
     NodeView b(transport_, etcd_.endpoint());
-    Membership ma(*a.store, member("a"), MembershipOptions{.keep_alive_interval = 50ms});
-    Membership mb(*b.store, member("b"), {});
+    Membership ma(*a.store, SystemClock::instance(), member("a"),
+                  MembershipOptions{.keep_alive_interval = 50ms});
+    Membership mb(*b.store, SystemClock::instance(), member("b"), {});
     ASSERT_TRUE(ma.start().is_ok());
     ASSERT_TRUE(mb.start().is_ok());
     ControllerOptions options{.tick = 200ms, .leadership_check = 50ms, .campaign_wait = 500ms};

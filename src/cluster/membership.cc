@@ -4,8 +4,22 @@
 
 namespace narad::cluster {
 
-Membership::Membership(meta::EtcdMetaStore& store, meta::MemberInfo self, MembershipOptions options)
-    : store_(store), self_(std::move(self)), options_(options) {}
+Membership::Membership(meta::EtcdMetaStore& store, Clock& clock, meta::MemberInfo self,
+                       MembershipOptions options)
+    : store_(store), clock_(clock), self_(std::move(self)), options_(options) {}
+
+bool Membership::lease_valid() const {
+    return clock_.now().time_since_epoch().count() < valid_until_ns_.load();
+}
+
+void Membership::acknowledged(MonoTime sent, int64_t ttl_seconds) {
+    MonoTime until = sent + std::chrono::seconds(ttl_seconds) - options_.fence_margin;
+    int64_t ns = until.time_since_epoch().count();
+    // Never shortened by a late answer to an older request.
+    int64_t known = valid_until_ns_.load();
+    while (ns > known && !valid_until_ns_.compare_exchange_weak(known, ns)) {
+    }
+}
 
 Membership::~Membership() { stop(); }
 
@@ -26,6 +40,7 @@ void Membership::stop() {
     keeper_.reset();
     std::lock_guard lock(mutex_);
     int64_t lease = lease_.exchange(0);
+    valid_until_ns_ = 0;
     if (lease == 0) return;
     Status revoked = store_.client().lease_revoke(lease);
     if (!revoked.is_ok()) {
@@ -36,12 +51,16 @@ void Membership::stop() {
 
 Status Membership::attach() {
     meta::EtcdClient& client = store_.client();
+    MonoTime sent = clock_.now();
     NARAD_ASSIGN_OR_RETURN(int64_t lease, client.lease_grant(options_.lease_ttl_seconds));
     auto put = client.put(store_.keys().live(self_.id), "alive", lease);
     if (!put.is_ok()) {
         (void)client.lease_revoke(lease);
         return put.status();
     }
+    // A new lease: the old one's validity no longer counts (it may be gone).
+    valid_until_ns_ = 0;
+    acknowledged(sent, options_.lease_ttl_seconds);
     lease_ = lease;
     ++generation_;
     return Status::ok();
@@ -51,8 +70,12 @@ void Membership::keep_alive() {
     std::lock_guard lock(mutex_);
     int64_t lease = lease_.load();
     if (lease != 0) {
+        MonoTime sent = clock_.now();
         auto ttl = store_.client().lease_keep_alive(lease);
-        if (ttl.is_ok()) return;
+        if (ttl.is_ok()) {
+            if (*ttl > 0) acknowledged(sent, *ttl);
+            return;
+        }
         if (ttl.code() != Errc::not_found) {
             NARAD_LOG_WARN("keeping the liveness lease alive failed: {}", ttl.status().to_string());
             return;

@@ -6,6 +6,12 @@
 // changes so the controller, which campaigns with this lease, knows its leadership went with it.
 // stop() revokes the lease, so a clean shutdown is seen at once rather than after the TTL.
 //
+// The owner's self-fence (docs/moves.md, "Owners that fence themselves"): lease_valid() holds only
+// until the send time of the last grant or keep-alive etcd acknowledged, plus the lease's TTL, less
+// `fence_margin`, on this node's monotonic clock. etcd cannot expire the lease before that moment
+// (it counts the TTL from when the request arrived, which is later), so a node that answers
+// commits and reservations only while lease_valid() stops before any other node can see it dead.
+//
 // Thread-safe; start() and stop() block on etcd.
 #pragma once
 
@@ -22,11 +28,14 @@ struct MembershipOptions {
     int64_t lease_ttl_seconds = 10;
     // Keep it well under the TTL (a third), so one lost keep-alive does not let the lease lapse.
     Millis keep_alive_interval{3'000};
+    // How far inside the lease's TTL the self-fence ends (clock rates, scheduling).
+    Millis fence_margin{2'000};
 };
 
 class Membership {
   public:
-    Membership(meta::EtcdMetaStore& store, meta::MemberInfo self, MembershipOptions options);
+    Membership(meta::EtcdMetaStore& store, Clock& clock, meta::MemberInfo self,
+               MembershipOptions options);
     ~Membership();  // stops
 
     // Writes the member record and the liveness key, then keeps the key alive.
@@ -38,6 +47,8 @@ class Membership {
     int64_t lease() const { return lease_.load(); }
     // Increases each time the lease is replaced.
     uint64_t generation() const { return generation_.load(); }
+    // Whether this node's liveness lease is known valid now (see the file comment).
+    bool lease_valid() const;
     const meta::MemberInfo& self() const { return self_; }
 
   private:
@@ -45,12 +56,17 @@ class Membership {
     Status attach();
     void keep_alive();
 
+    // Records a grant or keep-alive sent at `sent` and acknowledged with `ttl_seconds`.
+    void acknowledged(MonoTime sent, int64_t ttl_seconds);
+
     meta::EtcdMetaStore& store_;
+    Clock& clock_;
     meta::MemberInfo self_;
     MembershipOptions options_;
     std::mutex mutex_;  // serializes attach/keep_alive/stop
     std::atomic<int64_t> lease_{0};
     std::atomic<uint64_t> generation_{0};
+    std::atomic<int64_t> valid_until_ns_{0};  // steady-clock nanoseconds
     std::unique_ptr<PeriodicTask> keeper_;
 };
 

@@ -249,6 +249,14 @@ Offset PartitionLogImpl::commit_group(const std::vector<Writer*>& group) {
     }
     log_metrics_.flush_seconds.observe(std::chrono::duration<double>(clock_.now() - start).count());
     log_metrics_.flush_bytes.inc(static_cast<double>(bytes));
+    if (options_.before_publish) {
+        Status allowed = options_.before_publish();
+        if (!allowed.is_ok()) {
+            roll_back(*file, active_bytes, allowed);
+            fail_group(group, allowed);
+            return high_watermark;
+        }
+    }
 
     // Publish: the index first, then the dedup table, then the HWM, so a reader that sees the
     // new HWM finds every position it needs.

@@ -4,8 +4,9 @@
 // each a sequence of checksummed frames (docs/formats/frame.md), with an offset index per segment
 // so a read at any offset costs one seek; the active (last) segment rolls at `segment_bytes_max`.
 //
-// Durability: append() writes its frames, fdatasyncs, reads them back to check them, and only then
-// advances the high watermark (HWM, the offset after the last durable record). Concurrent appends
+// Durability: append() writes its frames, fdatasyncs, reads them back to check them, asks
+// LogOptions::before_publish, and only then advances the high watermark (HWM, the offset after the
+// last durable record). Concurrent appends
 // share one fdatasync (group commit: the first waiting appender writes and syncs for everyone
 // queued behind it). A failed append truncates its frames and leaves the log exactly as it was.
 // Reads never return a record at or past the HWM.
@@ -43,6 +44,11 @@ struct LogOptions {
     // The {topic, partition} labels of this log's metrics (set by the LogManager).
     std::string metrics_topic;
     std::string metrics_partition;
+    // Asked after a commit's fdatasync, before the high watermark advances: a failure rolls the
+    // commit back (its frames truncated, nothing made visible) and fails it with that status. The
+    // owner's self-fence (docs/moves.md): a node whose liveness lease lapsed while it synced
+    // acknowledges nothing.
+    std::function<Status()> before_publish;
 };
 
 struct AppendResult {

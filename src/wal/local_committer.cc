@@ -33,6 +33,7 @@ LocalCommitter::LocalCommitter(io::FileSystem& fs, Clock& clock, meta::MetaStore
 
 Status LocalCommitter::commit(const std::string& topic, const std::string& incarnation,
                               PartitionId partition, std::span<const storage::Record> records) {
+    if (owner_fence_) NARAD_RETURN_IF_ERROR(owner_fence_());
     auto guard = guards_.guard(topic);
     std::shared_lock topic_lock(*guard);
     meta::MetaSnapshot record_view = store_.snapshot();

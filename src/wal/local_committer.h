@@ -3,7 +3,10 @@
 // incarnation) still exists, prepares the topic directory's incarnation marker, and appends with
 // the commit time as each record's timestamp (as Narad does). With PartitionGates, a partition
 // frozen for a move refuses the commit with Errc::frozen and appends nothing (the check runs under
-// the partition's produce lock). Thread-safe; blocks on disk.
+// the partition's produce lock). With an owner fence set (the node's liveness lease, docs/moves.md
+// "Owners that fence themselves"), a commit is refused before it appends while the fence says no;
+// the same check runs again after the fsync (LogOptions::before_publish, wired by node/). Refused
+// commits are Errc::unavailable: the dispatcher keeps the records. Thread-safe; blocks on disk.
 #pragma once
 
 #include <set>
@@ -25,6 +28,8 @@ class LocalCommitter final : public PartitionCommitter {
 
     Status commit(const std::string& topic, const std::string& incarnation, PartitionId partition,
                   std::span<const storage::Record> records) override;
+    // Set before commits flow; ok while this node may commit to the partitions it owns.
+    void set_owner_fence(std::function<Status()> fence) { owner_fence_ = std::move(fence); }
 
   private:
     io::FileSystem& fs_;
@@ -33,6 +38,7 @@ class LocalCommitter final : public PartitionCommitter {
     storage::LogManager& logs_;
     storage::TopicGuards& guards_;
     storage::PartitionGates* gates_;
+    std::function<Status()> owner_fence_;
     std::mutex mutex_;
     std::set<std::pair<std::string, std::string>>
         prepared_;  // GUARDED_BY(mutex_) (topic, incarnation)
