@@ -1,10 +1,9 @@
 #include "move/handoff.h"
 
-#include <thread>
-
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/random.h"
+#include "move/marker.h"
 #include "queue/consumer_offset_file.h"
 #include "storage/segment_scan.h"
 
@@ -91,6 +90,16 @@ Result<TransferListing> HandoffService::read_listing(const std::string& topic,
         }
         listing.segments.push_back(item);
     }
+    // The marker of the move that installed this copy, if one did: what the owner vouches for.
+    auto marker = read_marker(fs_, directory);
+    if (marker.is_ok()) {
+        listing.marker = std::move(*marker);
+        auto written = fs_.stat(io::join_path(directory, kMoveMarkerFile));
+        if (written.is_ok()) listing.marker_written_ns = wall_ns(written->modified);
+    } else if (marker.code() != Errc::not_found) {
+        NARAD_LOG_WARN("move listing of {}: its move marker is unreadable ({})",
+                       describe(topic, partition), marker.status().to_string());
+    }
     return listing;
 }
 
@@ -172,7 +181,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
     for (int64_t polls = options_.lease_drain / kDrainPoll; polls > 0; --polls) {
         auto stats = consume_.stats(topic, partition);
         if (!stats || stats->in_flight == 0) break;
-        std::this_thread::sleep_for(kDrainPoll);
+        clock_.sleep_for(kDrainPoll);
     }
     NARAD_FAILPOINT("move.source.before_final_listing");
     Result<TransferListing> listing = [&] {

@@ -10,7 +10,8 @@
 namespace narad::move {
 namespace {
 
-constexpr std::string_view kMagic = "narad-move-marker 1";
+constexpr std::string_view kMagic = "narad-move-marker 2";
+constexpr std::string_view kMagicV1 = "narad-move-marker 1";  // read: no install line
 constexpr size_t kMaxChildren = 1024;
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
@@ -41,6 +42,7 @@ std::string encode_marker(const MoveMarker& marker) {
     body += fmt::format("promoted_high_watermark {}\n", marker.promoted_high_watermark.value());
     body += fmt::format("force_promote {}\n", marker.force_promote ? 1 : 0);
     body += fmt::format("durable_at_ms {}\n", marker.durable_at_ms);
+    if (!marker.install.empty()) body += "install " + marker.install + "\n";
     for (const ChildLink& link : marker.children) {
         body += "child " + link.child + " " + link.attach_epoch + "\n";
     }
@@ -59,7 +61,10 @@ Result<MoveMarker> decode_marker(std::string_view text) {
     if (!stated.empty() && stated.back() == '\n') stated.remove_suffix(1);
     if (stated != fmt::format("{:016x}", checksum64(body))) return malformed("checksum mismatch");
     std::vector<std::string_view> lines = split(body, '\n');
-    if (lines.empty() || lines.front() != kMagic) return malformed("unknown version");
+    if (lines.empty() || (lines.front() != kMagic && lines.front() != kMagicV1)) {
+        return malformed("unknown version");
+    }
+    const bool version1 = lines.front() == kMagicV1;
     MoveMarker marker;
     bool has_source = false, has_hwm = false;
     for (size_t i = 1; i < lines.size(); ++i) {
@@ -79,6 +84,9 @@ Result<MoveMarker> decode_marker(std::string_view text) {
         } else if (field == "force_promote" && (value == "0" || value == "1")) {
             marker.force_promote = value == "1";
         } else if (field == "durable_at_ms" && parse_number(value, marker.durable_at_ms)) {
+        } else if (field == "install" && !version1 && !value.empty() &&
+                   value.find_first_not_of("0123456789abcdef") == std::string_view::npos) {
+            marker.install = std::string(value);
         } else if (field == "child") {
             auto parts = split(value, ' ');
             if (parts.size() != 2 || marker.children.size() >= kMaxChildren) {

@@ -1,7 +1,8 @@
 // move.marker: written into a partition's directory by the install of a moved copy
 // (docs/formats/move-marker.md). It records where the copy came from, the high watermark it was
-// promoted at, whether that was a force-promote, the child links that existed at install time, and
-// when the copy was durable. Pure functions over the FileSystem seam.
+// promoted at, whether that was a force-promote, the child links that existed at install time,
+// when the copy was durable, and which install put it there. Pure functions over the FileSystem
+// seam.
 #pragma once
 
 #include <string>
@@ -26,6 +27,9 @@ struct MoveMarker {
     bool force_promote = false;
     std::vector<ChildLink> children;
     int64_t durable_at_ms = 0;  // wall time the copy was made durable; 0: unknown (older release)
+    // Names this one install (random hex), so taking it back off the partition's path can check
+    // that the path still holds this copy and not a successor's. Empty in a version 1 marker.
+    std::string install;
     bool operator==(const MoveMarker&) const = default;
 };
 

@@ -1,7 +1,9 @@
 #include "move/marker.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "base/checksum.h"
 #include "queue/temp_dir_for_test.h"
 
 namespace narad::move {
@@ -14,6 +16,7 @@ MoveMarker sample() {
     marker.force_promote = true;
     marker.children = {{"orders-replica", "e1"}, {"orders-delay", "e7"}};
     marker.durable_at_ms = 1'780'000'000'123;
+    marker.install = "0123456789abcdef";
     return marker;
 }
 
@@ -41,6 +44,22 @@ TEST(MoveMarker, AChangedByteIsCorrupt) {
             EXPECT_EQ(decoded.code(), Errc::corrupt) << "byte " << i;
         }
     }
+}
+
+// Rule: a version 1 marker (no install line) still reads; a version 1 marker with an install line
+// is refused, as any unknown field is.
+TEST(MoveMarker, ReadsVersionOne) {
+    std::string body =
+        "narad-move-marker 1\nsource n1\npromoted_high_watermark 9\nforce_promote 0\n"
+        "durable_at_ms 0\n";
+    auto with_checksum = [](const std::string& text) {
+        return text + fmt::format("checksum {:016x}\n", checksum64(text));
+    };
+    auto old = decode_marker(with_checksum(body));
+    ASSERT_TRUE(old.is_ok()) << old.status().to_string();
+    EXPECT_EQ(old->promoted_high_watermark, Offset(9));
+    EXPECT_TRUE(old->install.empty());
+    EXPECT_EQ(decode_marker(with_checksum(body + "install 00ff\n")).code(), Errc::corrupt);
 }
 
 // Rule: a missing marker is not_found (an older release's install), not corrupt.

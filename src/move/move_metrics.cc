@@ -7,8 +7,16 @@ MoveMetrics* build() {
     auto& registry = metrics::Registry::global();
     auto& total = registry.counter("narad_moves_total",
                                    "Partition moves this node received, by outcome.", {"outcome"});
+    auto& blocked = registry.gauge(
+        "narad_moves_blocked",
+        "Moves that cannot finish on their own, by reason (the destination's reasons on the "
+        "destination, the controller's on the controller).",
+        {"reason"});
+    for (const char* reason : kBlockedReasons) blocked.with({reason}).set(0);
     return new MoveMetrics{
         .completed = total.with({"completed"}),
+        .force_promoted = total.with({"force_promoted"}),
+        .aborted = total.with({"aborted"}),
         .ended = total.with({"ended"}),
         .duration = registry.histogram("narad_moves_duration_seconds",
                                        "Time from a move's start to its flip, on the destination.",
@@ -30,9 +38,7 @@ MoveMetrics* build() {
                         .gauge("narad_moves_inflight",
                                "Partition moves targeted at this node and not yet finished.")
                         .get(),
-        .blocked = registry.gauge("narad_moves_blocked",
-                                  "Moves targeted at this node that cannot progress, by reason.",
-                                  {"reason"}),
+        .blocked = blocked,
     };
 }
 

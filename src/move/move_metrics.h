@@ -8,9 +8,18 @@
 
 namespace narad::move {
 
+// The reasons narad_moves_blocked reports, each exported (at 0 when clear) from the start. The
+// destination's: a copy that cannot be verified, a dead source with a copy behind its high
+// watermark; the controller's: a dead source, a dead destination, a destination that is no member.
+inline constexpr const char* kBlockedReasons[] = {"copy_unverifiable", "source_dead_copy_behind",
+                                                  "source_dead", "target_dead",
+                                                  "target_not_member"};
+
 struct MoveMetrics {
-    metrics::Counter& completed;  // narad_moves_total{outcome="completed"}
-    metrics::Counter& ended;      // narad_moves_total{outcome="ended"}: stopped without a flip
+    metrics::Counter& completed;       // narad_moves_total{outcome="completed"}
+    metrics::Counter& force_promoted;  // {outcome="force_promoted"}: the source was dead
+    metrics::Counter& aborted;         // {outcome="aborted"}: an operator's abort took effect here
+    metrics::Counter& ended;           // {outcome="ended"}: the worker stopped without a flip
     metrics::Family<metrics::Histogram>& duration;
     metrics::Counter& bytes;
     metrics::Counter& passes;

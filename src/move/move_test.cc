@@ -6,7 +6,9 @@
 #include "base/failpoint.h"
 #include "meta/fake_meta_store.h"
 #include "move/handoff.h"
+#include "move/quarantine.h"
 #include "move/runner.h"
+#include "move/sweep.h"
 #include "move/worker.h"
 #include "queue/consume_service.h"
 #include "queue/temp_dir_for_test.h"
@@ -77,31 +79,45 @@ struct TestNode {
     HandoffService handoff;
 };
 
-// The destination's view of the source: direct calls.
+// The destination's view of the source: direct calls, unless the test has "killed" it (every
+// call then fails as an unreachable node's would).
 class DirectSource final : public SourceClient {
   public:
     explicit DirectSource(HandoffService& source) : source_(source) {}
     Result<TransferListing> list(const NodeId&, const std::string& topic, PartitionId p) override {
+        if (dead) return unreachable();
+        ++listings;
         return source_.list(topic, p);
     }
     Result<std::string> read_chunk(const NodeId&, const std::string& topic, PartitionId p,
                                    Offset base, ChunkKind kind, uint64_t offset,
                                    uint64_t length) override {
-        return source_.read_chunk(topic, p, base, kind, offset, length);
+        if (chunks_left.fetch_sub(1) == 1) dead = true;  // dies before this chunk is served
+        if (dead) return unreachable();
+        auto bytes = source_.read_chunk(topic, p, base, kind, offset, length);
+        if (bytes.is_ok()) fetched += bytes->size();
+        return bytes;
     }
     Result<Handoff> prepare(const NodeId&, const std::string& topic, PartitionId p,
                             const std::string& token) override {
+        if (dead) return unreachable();
         if (token.empty()) ++freezes;
         return source_.prepare(topic, p, token);
     }
     Status fence(const NodeId&, const std::string& topic, PartitionId p, const std::string& token,
                  Offset hwm) override {
+        if (dead) return unreachable();
         return source_.fence(topic, p, token, hwm);
     }
 
-    std::atomic<int> freezes{0};  // PrepareHandoff calls that froze (no token)
+    std::atomic<int> freezes{0};       // PrepareHandoff calls that froze (no token)
+    std::atomic<int> listings{0};      // listings served
+    std::atomic<uint64_t> fetched{0};  // chunk bytes served
+    std::atomic<bool> dead{false};     // every call fails
+    std::atomic<int> chunks_left{-1};  // > 0: the source dies at that many more chunks
 
   private:
+    static Status unreachable() { return Status(Errc::unavailable, "connection refused"); }
     HandoffService& source_;
 };
 
@@ -141,23 +157,60 @@ class MoveTest : public ::testing::Test {
                            options,
                            slots};
     }
-    // Runs one move of orders/0 from n1 to n2 to its end. While `advance_clock` says so, the fake
-    // clock moves a second per turn of this thread (so waits measured on it pass).
-    MoveProgress run_move(const std::function<bool()>& advance_clock = nullptr) {
+    // Drives the fake clock until `done`: whenever some thread waits on it (and `may_advance`,
+    // if given, allows), time moves on by `step`. Every wait of the code under test is measured on
+    // this clock, so a wait ends only once the clock has moved that far.
+    void drive_until(const std::function<bool()>& done,
+                     const std::function<bool()>& may_advance = nullptr,
+                     Millis step = Millis(100)) {
+        while (!done()) {
+            if (clock_.waiters() > 0 && (!may_advance || may_advance())) clock_.advance(step);
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    }
+    static MoveOptions test_options() {
         MoveOptions options;
-        options.resolve_poll = Millis(1);
-        options.retry_backoff = Millis(10);
+        options.resolve_poll = Millis(100);
+        options.retry_backoff = Millis(100);
         options.lag_bytes = 0;
         options.copy.chunk_bytes = 1000;  // several chunks per segment
+        return options;
+    }
+    // Runs one move of orders/0 from n1 to n2 to its end, driving the clock (see drive_until).
+    MoveProgress run_move(const std::function<bool()>& may_advance = nullptr,
+                          MoveOptions options = test_options()) {
         MoveContext context = destination_context(options);
         MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
         worker.start();
-        while (!worker.finished()) {
-            if (advance_clock && advance_clock()) clock_.advance(Millis(1'000));
-            std::this_thread::yield();
-        }
+        drive_until([&] { return worker.finished(); }, may_advance);
         return worker.progress();
     }
+
+    // The source dies: every call to it fails and the metastore sees its liveness key gone now.
+    void kill_source(bool declared_dead) {
+        direct_.dead = true;
+        store_.update([&](meta::MetaState& state) {
+            state.live.erase(NodeId("n1"));
+            state.down_since[NodeId("n1")] = clock_.now();
+            if (declared_dead) state.declared_dead.insert(NodeId("n1"));
+        });
+    }
+    void declare_source_dead() {
+        store_.update([](meta::MetaState& state) { state.declared_dead.insert(NodeId("n1")); });
+    }
+    void revive_source() {
+        direct_.dead = false;
+        direct_.chunks_left = -1;
+        store_.update([](meta::MetaState& state) {
+            state.live.insert(NodeId("n1"));
+            state.down_since.erase(NodeId("n1"));
+            state.declared_dead.erase(NodeId("n1"));
+        });
+    }
+    std::string destination_path(const std::string& name) const {
+        return io::join_path(destination_.dir.path(), name);
+    }
+    int64_t now_ns() const { return clock_.now().time_since_epoch().count(); }
 
     // A flip that did not commit: the source still owns the partition with all `records`, and
     // the destination's copy is off the partition's path.
@@ -425,14 +478,414 @@ TEST_F(MoveTest, MoveWaitsForACutoverSlotBeforeFreezing) {
     MoveContext context = destination_context(options, &slots);
     MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
     worker.start();
-    while (worker.progress().passes < 5) std::this_thread::yield();
+    drive_until([&] { return worker.progress().passes >= 5; });
     EXPECT_EQ(direct_.freezes.load(), 0) << "froze the source without a slot";
     EXPECT_FALSE(store_.freeze_held(key_));
     slots.release();
-    while (!worker.finished()) std::this_thread::yield();
+    drive_until([&] { return worker.finished(); });
     EXPECT_EQ(worker.progress().phase, MovePhase::done);
     EXPECT_EQ(direct_.freezes.load(), 1);
     EXPECT_EQ(destination_.read_all().size(), 8u);
+}
+
+// Rule: a source dead for good is force-promoted over only once it has read dead for the
+// force-promote timeout on the destination's own clock (a controller verdict already there does
+// not shorten it); the copy is installed whole, the marker says force-promote.
+TEST_F(MoveTest, ForcePromoteWaitsForTheDestinationsOwnClock) {
+    ASSERT_TRUE(source_.commit(0, 30).is_ok());
+    target("n2");
+    auto killed_at = std::make_shared<std::atomic<int64_t>>(0);
+    auto promoted_at = std::make_shared<std::atomic<int64_t>>(0);
+    failpoint::set_hook("move.after_catch_up_pass", [this, killed_at]() {
+        if (killed_at->load() == 0) {
+            kill_source(/*declared_dead=*/true);
+            killed_at->store(now_ns());
+        }
+        return Status::ok();
+    });
+    failpoint::set_hook("move.before_force_promote", [this, promoted_at]() {
+        promoted_at->store(now_ns());
+        return Status::ok();
+    });
+    MoveProgress progress = run_move();
+    EXPECT_EQ(progress.phase, MovePhase::done) << progress.error;
+    EXPECT_TRUE(progress.force_promoted);
+    EXPECT_EQ(assignment().owner, NodeId("n2"));
+    EXPECT_EQ(destination_.read_all().size(), 30u);
+    // Dead only after 30 s down, then 2 min more on the destination's clock.
+    EXPECT_GE(std::chrono::nanoseconds(promoted_at->load() - killed_at->load()), Millis(150'000));
+    auto marker = read_marker(io::posix_file_system(),
+                              destination_.logs.partition_directory("orders", PartitionId(0)));
+    ASSERT_TRUE(marker.is_ok());
+    EXPECT_TRUE(marker->force_promote);
+    EXPECT_EQ(marker->promoted_high_watermark, Offset(30));
+    EXPECT_EQ(direct_.freezes.load(), 0) << "a force-promote never freezes";
+}
+
+// Rule: without the controller's verdict (its own clock) the destination never force-promotes,
+// however long it has watched the source dead; the verdict then lets it.
+TEST_F(MoveTest, ForcePromoteWaitsForTheControllersVerdict) {
+    ASSERT_TRUE(source_.commit(0, 30).is_ok());
+    target("n2");
+    failpoint::set_hook("move.after_catch_up_pass", [this]() {
+        if (!direct_.dead) kill_source(/*declared_dead=*/false);
+        return Status::ok();
+    });
+    MoveContext context = destination_context(test_options());
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    worker.start();
+    drive_until([&] { return direct_.dead.load(); });
+    int64_t until = now_ns() + std::chrono::nanoseconds(Millis(600'000)).count();
+    drive_until([&] { return now_ns() >= until; });
+    EXPECT_FALSE(worker.finished());
+    EXPECT_EQ(worker.progress().phase, MovePhase::waiting_for_source);
+    EXPECT_EQ(assignment().owner, NodeId("n1"));
+    declare_source_dead();
+    drive_until([&] { return worker.finished(); });
+    EXPECT_EQ(worker.progress().phase, MovePhase::done);
+    EXPECT_TRUE(worker.progress().force_promoted);
+    EXPECT_EQ(destination_.read_all().size(), 30u);
+}
+
+// Rule: a copy behind the source's last listed high watermark is never promoted, whatever both
+// clocks say: the move reports source_dead_copy_behind and completes normally once the source is
+// back.
+TEST_F(MoveTest, CopyBehindTheSourceIsNeverPromoted) {
+    ASSERT_TRUE(source_.commit(0, 60).is_ok());
+    target("n2");
+    store_.update([&](meta::MetaState& state) {
+        state.live.erase(NodeId("n1"));
+        state.down_since[NodeId("n1")] = clock_.now();
+        state.declared_dead.insert(NodeId("n1"));
+    });
+    direct_.chunks_left = 3;  // listed, then dies two chunks into the copy
+    MoveContext context = destination_context(test_options());
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    worker.start();
+    int64_t until = now_ns() + std::chrono::nanoseconds(Millis(600'000)).count();
+    drive_until([&] { return now_ns() >= until; });
+    EXPECT_FALSE(worker.finished());
+    EXPECT_EQ(worker.progress().blocked, "source_dead_copy_behind");
+    EXPECT_EQ(assignment().owner, NodeId("n1"));
+    revive_source();
+    drive_until([&] { return worker.finished(); });
+    EXPECT_EQ(worker.progress().phase, MovePhase::done) << worker.progress().error;
+    EXPECT_FALSE(worker.progress().force_promoted);
+    EXPECT_EQ(destination_.read_all().size(), 60u);
+}
+
+// Rule: a session that never reached the source cannot tell what it made visible: no promote.
+TEST_F(MoveTest, NeverReachedSourceIsNeverPromoted) {
+    ASSERT_TRUE(source_.commit(0, 10).is_ok());
+    target("n2");
+    kill_source(/*declared_dead=*/true);
+    MoveContext context = destination_context(test_options());
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    worker.start();
+    int64_t until = now_ns() + std::chrono::nanoseconds(Millis(600'000)).count();
+    drive_until([&] { return now_ns() >= until; });
+    EXPECT_FALSE(worker.finished());
+    EXPECT_EQ(worker.progress().blocked, "source_dead_copy_behind");
+    EXPECT_EQ(assignment().owner, NodeId("n1"));
+}
+
+// Rule: a flip whose reply was lost, whose source then dies, keeps its install and completes as a
+// force-promote once the source has been dead long enough: no second freeze, nothing recopied.
+TEST_F(MoveTest, UnconfirmedFlipWhoseSourceDiesCompletesAsForcePromote) {
+    ASSERT_TRUE(source_.commit(0, 20).is_ok());
+    target("n2");
+    store_.lose_flips(1);
+    failpoint::set_hook("move.before_flip", [this]() {
+        kill_source(/*declared_dead=*/true);
+        return Status::ok();
+    });
+    uint64_t fetched = 0;
+    MoveProgress progress = run_move();
+    fetched = direct_.fetched.load();
+    EXPECT_EQ(progress.phase, MovePhase::done) << progress.error;
+    EXPECT_TRUE(progress.force_promoted);
+    EXPECT_EQ(assignment().owner, NodeId("n2"));
+    EXPECT_EQ(destination_.read_all().size(), 20u);
+    EXPECT_EQ(direct_.freezes.load(), 1);
+    EXPECT_EQ(direct_.fetched.load(), fetched);
+    auto marker = read_marker(io::posix_file_system(),
+                              destination_.logs.partition_directory("orders", PartitionId(0)));
+    ASSERT_TRUE(marker.is_ok());
+    EXPECT_TRUE(marker->force_promote);
+}
+
+// Rule (regression: the rename back took whatever the path held): a topic deleted and recreated
+// while a flip is unconfirmed leaves the successor's partition at the path untouched, even when
+// this node owns it, and the move ends.
+TEST_F(MoveTest, DeleteAndRecreateDuringTheSettleLeavesTheSuccessorAlone) {
+    ASSERT_TRUE(source_.commit(0, 12).is_ok());
+    target("n2");
+    store_.lose_flips(1);
+    MoveContext context = destination_context(test_options());
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    worker.start();
+    drive_until([&] { return worker.progress().phase == MovePhase::resolving; },
+                [] { return false; });
+    // The delete and recreate, as the destination's purge and its first commit would do them.
+    ASSERT_TRUE(store_.delete_topic("orders").is_ok());
+    ASSERT_TRUE(store_.create_topic_owned_by("orders", {"n2"}, "inc-2").is_ok());
+    {
+        auto guard = destination_.guards.guard("orders");
+        std::unique_lock lock(*guard);
+        destination_.consume.drop_topic("orders");
+        ASSERT_TRUE(destination_.logs.remove_topic("orders").is_ok());
+    }
+    std::vector<storage::Record> successor = {{.key = "", .value = "successor-0"},
+                                              {.key = "", .value = "successor-1"}};
+    ASSERT_TRUE(
+        destination_.committer.commit("orders", "inc-2", PartitionId(0), successor).is_ok());
+    drive_until([&] { return worker.finished(); });
+    EXPECT_EQ(destination_.read_all(), (std::vector<std::string>{"successor-0", "successor-1"}));
+    EXPECT_FALSE(io::posix_file_system().exists(destination_path(".moves/orders-0")));
+}
+
+// Rule: a move that ends (aborted) while its source is dead and its copy holds records sets the
+// staging copy aside as .moves/<topic>-<N>.quarantine instead of deleting it.
+TEST_F(MoveTest, EndedMoveWithADeadSourceQuarantinesItsStaging) {
+    ASSERT_TRUE(source_.commit(0, 60).is_ok());
+    target("n2");
+    store_.update([&](meta::MetaState& state) {
+        state.live.erase(NodeId("n1"));
+        state.down_since[NodeId("n1")] = clock_.now();
+    });
+    direct_.chunks_left = 3;
+    MoveContext context = destination_context(test_options());
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    worker.start();
+    drive_until([&] { return worker.progress().blocked == "source_dead_copy_behind"; });
+    ASSERT_EQ(store_.set_targets({{key_, assignment(), NodeId()}}).value(), 1u);  // the abort
+    worker.cancel();
+    drive_until([&] { return worker.finished(); });
+    EXPECT_FALSE(io::posix_file_system().exists(destination_path(".moves/orders-0")));
+    std::string aside = destination_path(".moves/orders-0.quarantine");
+    ASSERT_TRUE(io::posix_file_system().exists(aside));
+    EXPECT_TRUE(holds_unexpired_records(io::posix_file_system(), clock_, aside, Millis(0)));
+    auto listed = list_quarantined(io::posix_file_system(), destination_.dir.path());
+    ASSERT_EQ(listed.size(), 1u);
+    EXPECT_EQ(listed.front().kind, "staging");
+    EXPECT_EQ(listed.front().partition, 0);
+}
+
+// Rule: a move that ends while its source is alive removes its staging copy.
+TEST_F(MoveTest, EndedMoveWithALiveSourceRemovesItsStaging) {
+    ASSERT_TRUE(source_.commit(0, 20).is_ok());
+    target("n2");
+    MoveOptions options = test_options();
+    options.lag_bytes = 0;
+    options.max_passes = 1000;
+    MoveContext context = destination_context(options);
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    failpoint::set_hook("move.after_catch_up_pass", [&worker]() {
+        worker.cancel();
+        return Status::ok();
+    });
+    worker.start();
+    drive_until([&] { return worker.finished(); });
+    EXPECT_FALSE(io::posix_file_system().exists(destination_path(".moves/orders-0")));
+    EXPECT_TRUE(list_quarantined(io::posix_file_system(), destination_.dir.path()).empty());
+}
+
+// Rule: a restarted destination keeps what it staged (cut back to whole frames, a torn tail
+// included) and fetches only what it lacks; a staging copy of another source starts over.
+TEST_F(MoveTest, StagedCopyResumesWhatWasStaged) {
+    ASSERT_TRUE(source_.commit(0, 60).is_ok());
+    target("n2");
+    TransferListing listing = source_.handoff.list("orders", PartitionId(0)).value();
+    std::string directory = destination_path(".moves/orders-0");
+    CopyLimits limits{.chunk_bytes = 1000};
+    auto never = [] { return false; };
+    auto ignore = [](uint64_t) {};
+    {
+        StagedCopy first(io::posix_file_system(), clock_, directory, limits);
+        ASSERT_TRUE(first.reset(IncarnationId("inc-1"), NodeId("n1")).is_ok());
+        direct_.chunks_left = 3;
+        EXPECT_FALSE(
+            first.pass(direct_, NodeId("n1"), "orders", PartitionId(0), listing, never, ignore)
+                .is_ok());
+    }
+    // A torn write at the end of the last staged segment.
+    auto names = io::posix_file_system().list_directory(directory).value();
+    std::string last;
+    for (const auto& name : names) {
+        if (name.ends_with(".log")) last = name;
+    }
+    ASSERT_FALSE(last.empty());
+    {
+        auto file = io::posix_file_system().open(io::join_path(directory, last), io::kReadWrite);
+        ASSERT_TRUE(file.is_ok());
+        uint64_t size = (*file)->size().value();
+        ASSERT_TRUE((*file)->write_at(size, std::string(17, '\x5a')).is_ok());
+    }
+    direct_.dead = false;
+    direct_.chunks_left = -1;
+    direct_.fetched = 0;
+    StagedCopy second(io::posix_file_system(), clock_, directory, limits);
+    auto kept = second.resume(IncarnationId("inc-1"), NodeId("n1"));
+    ASSERT_TRUE(kept.is_ok()) << kept.status().to_string();
+    EXPECT_GT(*kept, 0u);
+    ASSERT_TRUE(second.pass(direct_, NodeId("n1"), "orders", PartitionId(0), listing, never, ignore)
+                    .is_ok());
+    EXPECT_LT(direct_.fetched.load(), listing.total_bytes()) << "copied everything again";
+    EXPECT_TRUE(second.verify(listing.high_watermark).is_ok());
+    StagedCopy other(io::posix_file_system(), clock_, directory, limits);
+    EXPECT_EQ(other.resume(IncarnationId("inc-1"), NodeId("n3")).value(), 0u);
+}
+
+// Rule: the install meets a local copy with unexpired records at the partition's path: it sets it
+// aside as p<NNNNN>.quarantine instead of replacing it.
+TEST_F(MoveTest, InstallQuarantinesAnEarlierCopyWithRecords) {
+    ASSERT_TRUE(source_.commit(0, 8).is_ok());
+    // The destination holds records of an earlier ownership under the path.
+    std::vector<storage::Record> earlier = {{.key = "", .value = "only-here"}};
+    store_.update([](meta::MetaState& state) {
+        state.assignments[{"orders", PartitionId(0)}].owner = NodeId("n2");
+    });
+    ASSERT_TRUE(destination_.committer.commit("orders", "inc-1", PartitionId(0), earlier).is_ok());
+    ASSERT_TRUE(destination_.logs.close_partition("orders", PartitionId(0)).is_ok());
+    store_.update([](meta::MetaState& state) {
+        state.assignments[{"orders", PartitionId(0)}].owner = NodeId("n1");
+    });
+    target("n2");
+    MoveProgress progress = run_move();
+    EXPECT_EQ(progress.phase, MovePhase::done) << progress.error;
+    EXPECT_EQ(destination_.read_all().size(), 8u);
+    auto listed = list_quarantined(io::posix_file_system(), destination_.dir.path());
+    ASSERT_EQ(listed.size(), 1u);
+    EXPECT_EQ(listed.front().kind, "partition");
+    EXPECT_TRUE(holds_unexpired_records(io::posix_file_system(), clock_, listed.front().directory,
+                                        Millis(0)));
+}
+
+// ---- The stale-copy sweep ------------------------------------------------------------------
+
+TransferListing owner_listing(uint64_t hwm, std::optional<MoveMarker> marker,
+                              std::vector<SegmentListing> segments) {
+    TransferListing listing;
+    listing.high_watermark = Offset(hwm);
+    listing.marker = std::move(marker);
+    listing.segments = std::move(segments);
+    return listing;
+}
+
+MoveMarker marker_from(const char* source, uint64_t promoted, int64_t durable_at_ms = 1) {
+    MoveMarker marker;
+    marker.source = NodeId(source);
+    marker.promoted_high_watermark = Offset(promoted);
+    marker.durable_at_ms = durable_at_ms;
+    return marker;
+}
+
+// Rule: each verdict of the sweep, one case per rule of docs/moves.md "The stale-copy sweep".
+TEST(StaleCopyVerdict, EachRule) {
+    const NodeId self("n1");
+    const WallTime now = WallTime(std::chrono::hours(500'000));
+    const Millis grace{300'000};
+    LocalCopy local;
+    local.unexpired_records = true;
+    local.segments = {{Offset(0), 4096, true}, {Offset(40), 1000, false}};
+    local.next_offset = Offset(50);
+    std::vector<SegmentListing> same = {{Offset(0), 4096, 0, true, 0},
+                                        {Offset(40), 3000, 0, false, 0}};
+    auto verdict = [&](const LocalCopy& mine, const TransferListing& owner,
+                       WallTime written = WallTime{}) {
+        return judge_copy(self, mine, owner, now, written, grace).verdict;
+    };
+    EXPECT_EQ(verdict(local, owner_listing(80, marker_from("n1", 50), same)), CopyVerdict::reclaim);
+    LocalCopy expired = local;
+    expired.unexpired_records = false;
+    EXPECT_EQ(verdict(expired, owner_listing(0, std::nullopt, {})), CopyVerdict::reclaim);
+    EXPECT_EQ(verdict(local, owner_listing(0, marker_from("n1", 50), {})), CopyVerdict::quarantine)
+        << "the owner lists no records (an empty volume under the same id)";
+    EXPECT_EQ(verdict(local, owner_listing(80, std::nullopt, same)), CopyVerdict::quarantine)
+        << "records but no marker";
+    EXPECT_EQ(verdict(local, owner_listing(80, marker_from("n3", 50), same)),
+              CopyVerdict::quarantine)
+        << "the marker names another source";
+    std::vector<SegmentListing> missing = {{Offset(40), 3000, 0, false, 0}};
+    EXPECT_EQ(verdict(local, owner_listing(80, marker_from("n1", 50), missing)),
+              CopyVerdict::quarantine)
+        << "a segment below the vouched position is missing at the owner";
+    std::vector<SegmentListing> shorter = {{Offset(0), 2000, 0, true, 0},
+                                           {Offset(40), 3000, 0, false, 0}};
+    EXPECT_EQ(verdict(local, owner_listing(80, marker_from("n1", 50), shorter)),
+              CopyVerdict::quarantine)
+        << "a sealed segment is shorter at the owner";
+    EXPECT_EQ(verdict(local, owner_listing(80, marker_from("n1", 45), same)),
+              CopyVerdict::quarantine)
+        << "the local copy is ahead of the promoted high watermark";
+    EXPECT_EQ(verdict(local, owner_listing(80, marker_from("n1", 50, 0), same), now - Millis(10)),
+              CopyVerdict::defer)
+        << "an unstamped marker younger than the grace";
+    EXPECT_EQ(verdict(local, owner_listing(80, marker_from("n1", 50, 0), same), now - grace),
+              CopyVerdict::reclaim);
+    // The vouched position is the owner's HWM when lower than the promoted one: a local segment
+    // at or past it is not checked.
+    EXPECT_EQ(verdict(local, owner_listing(30, marker_from("n1", 50), same)), CopyVerdict::reclaim);
+}
+
+class SweepTest : public MoveTest {
+  protected:
+    enum class Owner { vouches, lost_its_marker, lost_its_data };
+    // Moves orders/0 from n1 to n2, breaks the new owner as `owner` says, then runs the old
+    // owner's (n1's) sweep.
+    SweepReport sweep_after_move(Owner owner) {
+        EXPECT_TRUE(source_.commit(0, 30).is_ok());
+        target("n2");
+        EXPECT_EQ(run_move().phase, MovePhase::done);
+        source_.handoff.tick();  // the source closes the partition it moved away
+        std::string moved = destination_.logs.partition_directory("orders", PartitionId(0));
+        if (owner == Owner::lost_its_marker) {
+            EXPECT_TRUE(
+                io::posix_file_system().remove(io::join_path(moved, kMoveMarkerFile)).is_ok());
+        } else if (owner == Owner::lost_its_data) {
+            // Back on an empty volume under the same id.
+            destination_.consume.drop_topic("orders");
+            EXPECT_TRUE(destination_.logs.remove_topic("orders").is_ok());
+        }
+        DirectSource to_owner(destination_.handoff);
+        MoveContext old_owner{clock_,         io::posix_file_system(), store_,
+                              NodeId("n1"),   source_.dir.path(),      source_.logs,
+                              source_.guards, source_.consume,         source_.handoff,
+                              to_owner,       test_options(),          nullptr};
+        StaleCopySweep sweep(old_owner);
+        return sweep.run([](const meta::PartitionKey&) { return false; });
+    }
+    std::string old_copy() const {
+        return source_.logs.partition_directory("orders", PartitionId(0));
+    }
+};
+
+// Rule: after a normal move the old owner's copy is reclaimed: the new owner vouches for it.
+TEST_F(SweepTest, ReclaimsACopyTheOwnerVouchesFor) {
+    SweepReport report = sweep_after_move(Owner::vouches);
+    EXPECT_EQ(report.reclaimed, 1u);
+    EXPECT_EQ(report.quarantined, 0u);
+    EXPECT_FALSE(io::posix_file_system().exists(old_copy()));
+    EXPECT_TRUE(list_quarantined(io::posix_file_system(), source_.dir.path()).empty());
+}
+
+// Rule: an owner whose records carry no move marker cannot vouch for the old copy: quarantined.
+TEST_F(SweepTest, QuarantinesWhenTheOwnerHasNoMarker) {
+    SweepReport report = sweep_after_move(Owner::lost_its_marker);
+    EXPECT_EQ(report.quarantined, 1u);
+    EXPECT_FALSE(io::posix_file_system().exists(old_copy()));
+    EXPECT_TRUE(holds_unexpired_records(io::posix_file_system(), clock_,
+                                        old_copy() + kQuarantineSuffix, Millis(0)));
+}
+
+// Rule: an owner back on an empty data directory under the same id never gets vouched for.
+TEST_F(SweepTest, QuarantinesWhenTheOwnerListsNoRecords) {
+    SweepReport report = sweep_after_move(Owner::lost_its_data);
+    EXPECT_EQ(report.quarantined, 1u);
+    EXPECT_TRUE(io::posix_file_system().exists(old_copy() + kQuarantineSuffix));
+    auto listed = list_quarantined(io::posix_file_system(), source_.dir.path());
+    ASSERT_EQ(listed.size(), 1u);
+    EXPECT_EQ(listed.front().kind, "partition");
 }
 
 }  // namespace

@@ -2,16 +2,35 @@
 
 #include "base/log.h"
 #include "move/move_metrics.h"
+#include "move/quarantine.h"
 
 namespace narad::move {
 
 MoveRunner::MoveRunner(MoveContext& context, RunnerOptions options)
-    : context_(context), options_(options) {}
+    : context_(context), options_(options), sweep_(context, options.sweep) {}
 
 MoveRunner::~MoveRunner() { stop(); }
 
 void MoveRunner::start() {
     if (task_) return;
+    // Every copy set aside earlier waits for an operator: say so at start-up, once per copy.
+    std::vector<QuarantinedCopy> copies = list_quarantined(context_.fs, context_.data_dir);
+    publish_quarantine_metrics(copies);
+    uint64_t bytes = 0;
+    for (const QuarantinedCopy& copy : copies) {
+        bytes += copy.bytes;
+        NARAD_LOG_ERROR(
+            "quarantined partition copy on this node: it was set aside instead of deleted and may "
+            "hold the only instance of some of its records; inspect it before removing it "
+            "(kind={}, topic={}, partition={}, dir={}, bytes={})",
+            copy.kind, copy.topic, copy.partition, copy.directory, copy.bytes);
+    }
+    if (!copies.empty()) {
+        NARAD_LOG_ERROR(
+            "this node holds quarantined partition copies; none is removed automatically "
+            "(copies={}, bytes={}; docs/operations.md, \"Quarantined copies\")",
+            copies.size(), bytes);
+    }
     task_ = std::make_unique<PeriodicTask>("narad-moves", options_.tick, [this] { tick(); });
     task_->start();
 }
@@ -29,8 +48,28 @@ void MoveRunner::stop() {
     // Destructors join.
 }
 
+bool MoveRunner::busy(const meta::PartitionKey& key) const {
+    std::lock_guard lock(mutex_);
+    if (workers_.count(key) > 0) return true;
+    for (const auto& worker : stopping_) {
+        if (worker->partition() == key) return true;
+    }
+    return false;
+}
+
+SweepReport MoveRunner::last_sweep() const {
+    std::lock_guard lock(mutex_);
+    return last_sweep_;
+}
+
+uint64_t MoveRunner::sweeps() const {
+    std::lock_guard lock(mutex_);
+    return sweeps_;
+}
+
 void MoveRunner::tick() {
     context_.handoff.tick();
+    ++ticks_;
     meta::MetaSnapshot view = context_.store.snapshot();
     Versions now{view->topics_version, view->assignments_version, view->members_version};
     MoveMetrics& metrics = MoveMetrics::get();
@@ -106,19 +145,25 @@ void MoveRunner::tick() {
         uint32_t inflight = 0;
         std::map<std::string, double> blocked;
         for (const auto& [key, worker] : workers_) {
-            MovePhase phase = worker->progress().phase;
-            if (phase == MovePhase::blocked) {
-                blocked[worker->progress().blocked] += 1;
-            } else if (!worker->finished()) {
-                ++inflight;
-            }
+            MoveProgress progress = worker->progress();
+            if (!progress.blocked.empty()) blocked[progress.blocked] += 1;
+            if (progress.phase != MovePhase::blocked && !worker->finished()) ++inflight;
         }
         if (!stopping_.empty()) force_next_ = true;
         metrics.inflight.set(static_cast<double>(inflight));
-        metrics.blocked.with({"copy_unverifiable"}).set(blocked["copy_unverifiable"]);
+        for (const char* reason : {"copy_unverifiable", "source_dead_copy_behind"}) {
+            metrics.blocked.with({reason}).set(blocked[reason]);
+        }
     }
     // Joined outside the lock (they are finished: this is quick).
     finished.clear();
+    if (options_.sweep_every > 0 && ticks_ % options_.sweep_every == 0) {
+        SweepReport report =
+            sweep_.run([this](const meta::PartitionKey& key) { return busy(key); });
+        std::lock_guard lock(mutex_);
+        last_sweep_ = report;
+        ++sweeps_;
+    }
 }
 
 std::vector<MoveProgress> MoveRunner::progress() const {

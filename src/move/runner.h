@@ -3,7 +3,9 @@
 // worker whose partition is no longer targeted here is cancelled. The metastore read is skipped
 // while the replica's domain versions have not moved, except after a pass that found work left
 // (a failed or blocked worker), after a worker exited, and at least every `full_pass_every`. Each
-// tick also lets the source side (HandoffService) lift lapsed freezes.
+// tick also lets the source side (HandoffService) lift lapsed freezes, and every `sweep_every`-th
+// tick (skipped or not) runs the stale-copy sweep (sweep.h). start() lists every quarantined copy
+// on this node at error level.
 //
 // Thread-safe; start()/stop() from the owner.
 #pragma once
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "base/periodic.h"
+#include "move/sweep.h"
 #include "move/worker.h"
 
 namespace narad::move {
@@ -21,6 +24,8 @@ namespace narad::move {
 struct RunnerOptions {
     Millis tick{1'000};
     Millis full_pass_every{30'000};
+    uint32_t sweep_every = 30;  // ticks; 0: never
+    SweepOptions sweep;
 };
 
 class MoveRunner {
@@ -39,6 +44,9 @@ class MoveRunner {
     // Passes that read the metastore / ticks skipped because nothing moved (for tests).
     uint64_t full_passes() const;
     uint64_t skipped_ticks() const;
+    // What the last sweep did (for tests), and how many ran.
+    SweepReport last_sweep() const;
+    uint64_t sweeps() const;
 
   private:
     struct Versions {
@@ -46,9 +54,15 @@ class MoveRunner {
         bool operator==(const Versions&) const = default;
     };
 
+    bool busy(const meta::PartitionKey& key) const;
+
     MoveContext& context_;
     RunnerOptions options_;
+    StaleCopySweep sweep_;
+    uint64_t ticks_ = 0;  // runner thread (tick) only
     mutable std::mutex mutex_;
+    SweepReport last_sweep_;                                             // GUARDED_BY(mutex_)
+    uint64_t sweeps_ = 0;                                                // GUARDED_BY(mutex_)
     std::map<meta::PartitionKey, std::unique_ptr<MoveWorker>> workers_;  // GUARDED_BY(mutex_)
     std::vector<std::unique_ptr<MoveWorker>> stopping_;                  // GUARDED_BY(mutex_)
     std::optional<Versions> seen_;                                       // GUARDED_BY(mutex_)

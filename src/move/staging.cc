@@ -5,7 +5,9 @@
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "move/quarantine.h"
 #include "queue/consumer_offset_file.h"
+#include "storage/frame_format.h"
 #include "storage/partition_log.h"
 #include "storage/segment_scan.h"
 
@@ -24,16 +26,12 @@ Status sync_file(io::FileSystem& fs, const std::string& path) {
     return file->sync();
 }
 
-// Whether a partition directory holds any record bytes.
-bool holds_records(io::FileSystem& fs, const std::string& directory) {
-    auto names = fs.list_directory(directory);
-    if (!names.is_ok()) return false;
-    for (const std::string& name : *names) {
-        if (!name.ends_with(".log")) continue;
-        auto info = fs.stat(io::join_path(directory, name));
-        if (info.is_ok() && info->size > 0) return true;
-    }
-    return false;
+constexpr const char* kStagingMetaFile = "staging.meta";
+constexpr std::string_view kStagingMagic = "narad-staging 1";
+
+std::string staging_meta(const IncarnationId& incarnation, const NodeId& source) {
+    return std::string(kStagingMagic) + "\nincarnation " + incarnation.value() + "\nsource " +
+           source.value() + "\n";
 }
 
 }  // namespace
@@ -41,11 +39,54 @@ bool holds_records(io::FileSystem& fs, const std::string& directory) {
 StagedCopy::StagedCopy(io::FileSystem& fs, Clock& clock, std::string directory, CopyLimits limits)
     : fs_(fs), clock_(clock), directory_(std::move(directory)), limits_(limits) {}
 
-Status StagedCopy::reset() {
+Status StagedCopy::reset(const IncarnationId& incarnation, const NodeId& source) {
+    incarnation_ = incarnation;
+    source_ = source;
     staged_.clear();
     if (fs_.exists(directory_)) NARAD_RETURN_IF_ERROR(fs_.remove_all(directory_));
     NARAD_RETURN_IF_ERROR(fs_.create_directories(directory_));
+    NARAD_RETURN_IF_ERROR(io::write_file_atomically(
+        fs_, io::join_path(directory_, kStagingMetaFile), staging_meta(incarnation, source)));
     return fs_.sync_directory(io::parent_path(directory_));
+}
+
+Result<uint64_t> StagedCopy::resume(const IncarnationId& incarnation, const NodeId& source) {
+    auto meta = io::read_file(fs_, io::join_path(directory_, kStagingMetaFile));
+    if (!meta.is_ok() || *meta != staging_meta(incarnation, source)) {
+        NARAD_RETURN_IF_ERROR(reset(incarnation, source));
+        return uint64_t{0};
+    }
+    incarnation_ = incarnation;
+    source_ = source;
+    staged_.clear();
+    NARAD_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_.list_directory(directory_));
+    uint64_t kept = 0;
+    for (const std::string& name : names) {
+        std::string path = io::join_path(directory_, name);
+        Offset base;
+        if (name == kStagingMetaFile) continue;
+        if (!storage::parse_segment_name(name, storage::kLogSuffix, base)) {
+            // Indexes, the dedup sidecar, the position and the marker are made again.
+            NARAD_RETURN_IF_ERROR(fs_.remove_all(path));
+            continue;
+        }
+        // A chunk may have been cut anywhere, and a crash may leave unsynced bytes: keep the
+        // whole frames only (the copy is byte for byte the source's, so its frames are too).
+        NARAD_ASSIGN_OR_RETURN(auto file, fs_.open(path, io::kReadWrite));
+        auto scan = storage::scan_active_segment(*file, base, nullptr);
+        if (!scan.is_ok()) {
+            NARAD_RETURN_IF_ERROR(reset(incarnation, source));
+            return uint64_t{0};
+        }
+        NARAD_ASSIGN_OR_RETURN(uint64_t size, file->size());
+        if (size != scan->good_bytes) {
+            NARAD_RETURN_IF_ERROR(file->truncate(scan->good_bytes));
+            NARAD_RETURN_IF_ERROR(file->sync());
+        }
+        staged_[base] = Staged{scan->good_bytes, 0, false};
+        kept += scan->good_bytes;
+    }
+    return kept;
 }
 
 uint64_t StagedCopy::staged_bytes() const {
@@ -63,7 +104,7 @@ void StagedCopy::throttle(uint64_t bytes) {
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(
             static_cast<double>(throttled_bytes_) / static_cast<double>(limits_.bytes_per_second)));
     auto ahead = due - clock_.now();
-    if (ahead > std::chrono::nanoseconds(0)) std::this_thread::sleep_for(ahead);
+    if (ahead > std::chrono::nanoseconds(0)) clock_.sleep_for(ahead);
 }
 
 Result<uint64_t> StagedCopy::fetch(SourceClient& source, const NodeId& node,
@@ -175,17 +216,22 @@ Result<Offset> StagedCopy::open_and_close() {
 
 Status StagedCopy::warm_up() { return open_and_close().status(); }
 
-Status StagedCopy::verify(Offset hwm) {
-    NARAD_FAILPOINT_RETURN("move.verify");
+Result<Offset> StagedCopy::recovered_end() {
     auto recovered = open_and_close();
     if (!recovered.is_ok()) {
         return Status(Errc::corrupt, "the staged copy does not open: " +
                                          std::string(recovered.status().message()));
     }
-    if (*recovered != hwm) {
+    return *recovered;
+}
+
+Status StagedCopy::verify(Offset hwm) {
+    NARAD_FAILPOINT_RETURN("move.verify");
+    NARAD_ASSIGN_OR_RETURN(Offset recovered, recovered_end());
+    if (recovered != hwm) {
         return Status(Errc::corrupt, fmt::format("the staged copy recovers to offset {}, not the "
                                                  "source's high watermark {}",
-                                                 recovered->value(), hwm.value()));
+                                                 recovered.value(), hwm.value()));
     }
     return Status::ok();
 }
@@ -223,16 +269,18 @@ Result<bool> StagedCopy::finish(const TransferListing& listing, WallTime listed_
     return clamped;
 }
 
-Status install_copy(io::FileSystem& fs, const std::string& staged,
-                    const std::string& partition_directory, const std::string& quarantine) {
+Status install_copy(io::FileSystem& fs, Clock& clock, const std::string& staged,
+                    const std::string& partition_directory, Millis retention) {
     if (fs.exists(partition_directory)) {
-        if (holds_records(fs, partition_directory)) {
+        if (holds_unexpired_records(fs, clock, partition_directory, retention)) {
+            NARAD_ASSIGN_OR_RETURN(
+                std::string aside,
+                set_aside(fs, clock, partition_directory, partition_directory + kQuarantineSuffix));
             NARAD_LOG_ERROR(
-                "move: {} already holds records from an earlier ownership; set aside as {} for "
-                "an operator to reconcile",
-                partition_directory, quarantine);
-            NARAD_RETURN_IF_ERROR(fs.rename(partition_directory, quarantine));
-            NARAD_RETURN_IF_ERROR(fs.sync_directory(io::parent_path(quarantine)));
+                "move: the partition's path held an earlier copy with unexpired records; "
+                "quarantined instead of replaced, since it may hold records the incoming copy "
+                "lacks. Operator action required (partition_dir={}, quarantine_dir={})",
+                partition_directory, aside);
         } else {
             NARAD_RETURN_IF_ERROR(fs.remove_all(partition_directory));
         }

@@ -5,9 +5,12 @@
 // bytes only), cuts back a segment listed shorter than staged, drops segments the source no longer
 // lists (retention), and copies a sealed segment's index once the segment is whole, syncing both.
 // verify() reopens the staged copy as a partition log and requires it to end exactly at the
-// listing's high watermark. finish() adds what the install needs: the consumer position (clamped
-// below the high watermark), each segment's age as the source saw it, the sync of every file, and
-// the move marker. install() swaps the copy into the partition's path; uninstall() takes it back.
+// listing's high watermark. resume() picks up what an earlier run of the same move left staged
+// (same topic incarnation, same source, per its staging.meta), cut back to whole frames, so a
+// restarted destination fetches only what it lacks. finish() adds what the install needs: the
+// consumer position (clamped below the high watermark), each segment's age as the source saw it,
+// the sync of every file, and the move marker. install() swaps the copy into the partition's path;
+// uninstall() takes it back.
 //
 // Not thread-safe: one move worker owns it.
 #pragma once
@@ -17,6 +20,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "base/ids.h"
 #include "base/status.h"
 #include "io/file_system.h"
 #include "move/marker.h"
@@ -34,8 +38,14 @@ class StagedCopy {
     StagedCopy(io::FileSystem& fs, Clock& clock, std::string directory, CopyLimits limits);
 
     const std::string& directory() const { return directory_; }
-    // Removes whatever is staged and starts empty.
-    Status reset();
+    // Removes whatever is staged and starts empty, for a copy of `incarnation` from `source`
+    // (recorded in the staging directory's staging.meta; the last ones given are kept).
+    Status reset(const IncarnationId& incarnation, const NodeId& source);
+    Status reset() { return reset(incarnation_, source_); }
+    // Keeps what is staged when staging.meta names this incarnation and source (every segment
+    // cut back to its last whole frame, everything but the segments dropped); otherwise reset().
+    // Returns the staged bytes kept.
+    Result<uint64_t> resume(const IncarnationId& incarnation, const NodeId& source);
     // One pass towards `listing`; returns the bytes copied. `cancelled` is checked per chunk;
     // `on_bytes` is told of every chunk (progress).
     Result<uint64_t> pass(SourceClient& source, const NodeId& node, const std::string& topic,
@@ -49,6 +59,8 @@ class StagedCopy {
     Status warm_up();
     // corrupt unless the staged copy recovers to exactly `hwm`.
     Status verify(Offset hwm);
+    // Where the staged copy recovers to (its next offset); corrupt when it does not open.
+    Result<Offset> recovered_end();
     // Consumer position, segment ages (listing taken at `listed_at` on this node's wall clock),
     // syncs and the marker. Returns true when the frontier had to be clamped.
     Result<bool> finish(const TransferListing& listing, WallTime listed_at,
@@ -75,15 +87,18 @@ class StagedCopy {
     std::string directory_;
     CopyLimits limits_;
     std::map<Offset, Staged> staged_;
+    IncarnationId incarnation_;
+    NodeId source_;
     MonoTime throttle_start_;
     uint64_t throttled_bytes_ = 0;
 };
 
 // Installs the staged directory at `partition_directory`: an empty copy already there is removed;
-// one holding records is set aside as `quarantine` (logged at error: it may hold records nobody
-// else has). Syncs the directories involved.
-Status install_copy(io::FileSystem& fs, const std::string& staged,
-                    const std::string& partition_directory, const std::string& quarantine);
+// one holding unexpired records (`retention`, 0: forever) is set aside next to it as a
+// quarantined copy (move/quarantine.h), logged at error: it may hold records nobody else has.
+// Syncs the directories involved.
+Status install_copy(io::FileSystem& fs, Clock& clock, const std::string& staged,
+                    const std::string& partition_directory, Millis retention);
 // Takes an installed copy back to staging (the flip did not commit).
 Status uninstall_copy(io::FileSystem& fs, const std::string& partition_directory,
                       const std::string& staged);

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "move/marker.h"
 
 namespace narad::move {
 
@@ -28,6 +30,10 @@ struct TransferListing {
     Offset high_watermark;
     std::vector<SegmentListing> segments;  // by base offset
     int64_t source_clock_ns = 0;           // the source's wall clock when it listed
+    // The owner's move.marker, when its copy was installed by a move (the stale-copy sweep asks
+    // for it before it reclaims an old copy).
+    std::optional<MoveMarker> marker;
+    int64_t marker_written_ns = 0;  // the marker file's modification time (source's wall clock)
 
     uint64_t total_bytes() const {
         uint64_t total = 0;

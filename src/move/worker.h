@@ -15,11 +15,28 @@
 //               then the swap into the partition's path;
 //   flipping    CompleteMove. A refused flip takes the copy back off the path and ends the move;
 //               a lapsed freeze takes it back and freezes again; an unknown outcome keeps the
-//               install and resolves it by reading the assignment (resolving).
+//               install and resolves it by reading the assignment (resolving): it proposes again
+//               for at most `flip_retry_for` (then lets the freeze lapse), and takes the copy off
+//               the path only on a read that started `unknown_settle` after the last unknown
+//               proposal, and only while the path still holds this install (its marker's install
+//               id, under the topic's guard, in the incarnation the move prepared).
+//   waiting_for_source
+//               the source does not answer and reads dead. Once it has read dead for
+//               `force_promote_after` on this worker's own clock and the controller has declared
+//               it dead (its own clock, the same bound), a copy that recovers to at least the
+//               source's last listed high watermark is force-promoted: installed without a freeze
+//               (positions clamped to that offset, the marker saying so) and flipped by a txn that
+//               also requires the source's liveness key to be absent. A copy behind it waits for
+//               the source (source_dead_copy_behind, logged once per death).
+//
+// A restarted worker resumes what an earlier run staged. A worker that ends without a flip
+// removes its staging copy, unless the source reads dead (or is no member) and the copy holds
+// records: it may be the only copy, so it is set aside as .moves/<topic>-<N>.quarantine.
 //
 // Errors of the source or the metastore are retried after `retry_backoff`: the move resumes with
-// what is staged. cancel() stops the worker at its next step (a re-plan took the target away),
-// except while a flip's outcome is unknown, which it resolves first.
+// what is staged. cancel() stops the worker at its next step (a re-plan or an abort took the
+// target away), except while a flip's outcome is unknown, which it resolves first. Every wait is
+// measured on the context's Clock.
 //
 // Thread-safe: progress() and cancel() from any thread.
 #pragma once
@@ -56,6 +73,10 @@ struct MoveOptions {
     Millis flip_retry_for{120'000};
     Millis unknown_settle{15'000};
     Millis resolve_poll{1'000};  // between reads of the assignment while the flip is unknown
+    // A source down this long reads dead (cluster.dead_after); one dead this long, by this
+    // worker's clock and by the controller's verdict, may be force-promoted over.
+    Millis source_dead_after{30'000};
+    Millis force_promote_after{120'000};
     CopyLimits copy;
 };
 
@@ -67,6 +88,7 @@ enum class MovePhase {
     installing,
     flipping,
     resolving,
+    waiting_for_source,
     blocked,
     done,
     failed
@@ -81,9 +103,13 @@ struct MoveProgress {
     uint64_t bytes_total = 0;   // what the last listing named
     uint32_t passes = 0;
     std::optional<Millis> freeze;  // how long the current (or last) freeze has held
-    std::string blocked;           // reason, when phase is blocked
-    std::string error;             // the last error, if any
+    // copy_unverifiable (phase blocked) or source_dead_copy_behind (waiting for the source).
+    std::string blocked;
+    std::string error;  // the last error, if any
     bool non_converged = false;
+    bool force_promoted = false;  // the move completed (or is completing) without the source
+    uint32_t attempts = 0;        // copy attempts against a live source
+    WallTime started_at;
     bool finished = false;  // the worker's thread is done (its phase is final)
 };
 
@@ -141,6 +167,7 @@ class MoveWorker {
 
   private:
     enum class Attempt { done, retry, refreeze, ended };
+    enum class Promotion { normal, forced };
     class Rearm;
     // The span of one freeze of the source: shown in progress while it lasts, then recorded
     // (metric and last freeze) however the attempt ends.
@@ -159,12 +186,28 @@ class MoveWorker {
     Attempt freeze_and_flip();
     // A staged copy failed verification: copy once more from scratch, or block the move.
     Attempt unverifiable(const Status& verified);
-    Attempt took_ownership();
-    MoveMarker marker_for(Offset hwm) const;
+    Attempt took_ownership(Promotion promotion);
+    MoveMarker marker_for(Offset hwm, Promotion promotion);
     Attempt flip(const std::string& token, Offset hwm);
-    Attempt resolve(const std::string& token, Offset hwm);
+    // Resolves a flip (or a force-promote) whose outcome is unknown.
+    Attempt resolve(const std::string& token, Offset hwm, Promotion promotion);
     Status install();
-    Status uninstall(bool remove_staging);
+    // Takes this move's install back to staging; conflict (and nothing moved) when the path no
+    // longer holds it.
+    Status uninstall();
+    // The source could not be reached: note whether it reads dead, and force-promote when every
+    // gate holds.
+    Attempt after_source_failure();
+    // A listing came back: the source is alive, and this is what a force-promote must reach.
+    void remember(const TransferListing& listing);
+    // Whether the source reads dead now; starts (or resets) this worker's dead clock.
+    bool source_reads_dead();
+    // The source has read dead long enough by both clocks.
+    bool force_promote_due();
+    Attempt force_promote(Offset hwm);
+    // A worker that ended without a flip: remove its staging copy, or set it aside.
+    void leave_staging();
+    void refresh_quarantine_metrics();
     Result<uint64_t> copy_pass(const TransferListing& listing);
     // One listing and copy pass; false (with the error noted) when it failed.
     bool list_and_copy(uint64_t* copied);
@@ -182,8 +225,18 @@ class MoveWorker {
     NodeId source_;
     IncarnationId incarnation_;
     StagedCopy staged_;
-    bool installed_ = false;  // the copy sits at the partition's path (worker thread only)
+    // Worker thread only:
+    bool installed_ = false;      // the copy sits at the partition's path
+    bool took_off_path_ = false;  // an install of this worker went back to staging
+    std::string install_id_;      // the install id of the marker the last finish() wrote
     uint32_t unverifiable_ = 0;
+    bool reached_source_ = false;  // a listing came back this session
+    std::optional<TransferListing> last_listing_;
+    WallTime last_listed_at_;
+    std::optional<MonoTime> dead_since_;  // this worker first read the source dead
+    bool death_reported_ = false;         // the blocked promote was logged for this death
+    Promotion promotion_ = Promotion::normal;
+    std::unique_ptr<Rearm> rearm_;  // while a freeze is held
     MonoTime started_;
 
     mutable std::mutex mutex_;

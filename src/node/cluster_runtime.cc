@@ -176,7 +176,9 @@ class ClusterRuntime::Impl {
         membership_options.lease_ttl_seconds = options_.lease_ttl_seconds;
         membership_options.keep_alive_interval =
             std::max(Millis(100), Millis(options_.lease_ttl_seconds * 1000 / 3));
-        membership_ = std::make_unique<cluster::Membership>(*store_, self, membership_options);
+        membership_options.fence_margin = options_.self_fence_margin;
+        membership_ =
+            std::make_unique<cluster::Membership>(*store_, clock_, self, membership_options);
         NARAD_RETURN_IF_ERROR(membership_->start());
         controller_ = std::make_unique<cluster::Controller>(*store_, *membership_, clock_,
                                                             options_.node_id, options_.controller);
@@ -383,6 +385,7 @@ Result<std::unique_ptr<ClusterRuntime>> ClusterRuntime::start(ClusterRuntimeOpti
 ClusterRuntime::ClusterRuntime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
     store_ = impl_->store_.get();
     controller_ = impl_->controller_.get();
+    membership_ = impl_->membership_.get();
     client_ = impl_->client_.get();
     etcd_role_ = impl_->role_;
 }

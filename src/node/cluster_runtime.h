@@ -38,6 +38,7 @@ struct ClusterRuntimeOptions {
     std::string etcd_binary = "etcd";
     uint32_t voters = 3;  // nodes that host an etcd voter, at most
     int64_t lease_ttl_seconds = 10;
+    Millis self_fence_margin{2'000};
     cluster::ControllerOptions controller;
     Millis join_timeout{60'000};
 };
@@ -53,6 +54,8 @@ class ClusterRuntime {
 
     meta::EtcdMetaStore& store() { return *store_; }
     cluster::Controller& controller() { return *controller_; }
+    // This node's liveness lease (and its owner self-fence).
+    cluster::Membership& membership() { return *membership_; }
     meta::EtcdClient& client() { return *client_; }
     // "voter", "learner" or "none": how this node hosts an etcd member.
     meta::EtcdRole etcd_role() const { return etcd_role_; }
@@ -67,6 +70,7 @@ class ClusterRuntime {
     std::unique_ptr<Impl> impl_;
     meta::EtcdMetaStore* store_ = nullptr;
     cluster::Controller* controller_ = nullptr;
+    cluster::Membership* membership_ = nullptr;
     meta::EtcdClient* client_ = nullptr;
     meta::EtcdRole etcd_role_ = meta::EtcdRole::none;
 };

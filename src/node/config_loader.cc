@@ -270,6 +270,22 @@ Status apply_config_json(std::string_view text, Config& config) {
                                                    "cluster.initial_members");
                        }}});
              }},
+            {"move",
+             [&](const json& v) {
+                 MoveConfig& move = config.move;
+                 return read_object(
+                     v, "move",
+                     {{"freeze_ttl", duration_field(move.freeze_ttl)},
+                      {"lag_bytes", int_field(move.lag_bytes, "move")},
+                      {"copy_rate", int_field(move.copy_rate, "move")},
+                      {"max_in_flight", int_field(move.max_in_flight, "move")},
+                      {"max_passes", int_field(move.max_passes, "move")},
+                      {"passes_without_progress", int_field(move.passes_without_progress, "move")},
+                      {"force_promote_after", duration_field(move.force_promote_after)},
+                      {"dead_target_abort_after", duration_field(move.dead_target_abort_after)},
+                      {"sweep_every", int_field(move.sweep_every, "move")},
+                      {"self_fence_margin", duration_field(move.self_fence_margin)}});
+             }},
             {"storage", [&](const json& v) { return read_storage(v, config.storage); }},
             {"topic",
              [&](const json& v) {
@@ -381,13 +397,19 @@ Status apply_environment(const EnvLookup& env, Config& config) {
     NARAD_RETURN_IF_ERROR(set_duration("NARAD_CLUSTER_LEASE_TTL", config.cluster.lease_ttl));
     NARAD_RETURN_IF_ERROR(
         set_duration("NARAD_CLUSTER_CONTROLLER_TICK", config.cluster.controller_tick));
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_FREEZE_TTL", config.cluster.move_freeze_ttl));
+    MoveConfig& move = config.move;
+    NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_FREEZE_TTL", move.freeze_ttl));
+    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_LAG_BYTES", move.lag_bytes, parse_int64));
+    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_COPY_RATE", move.copy_rate, parse_int64));
+    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_MAX_IN_FLIGHT", move.max_in_flight, parse_int64));
+    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_MAX_PASSES", move.max_passes, parse_int64));
     NARAD_RETURN_IF_ERROR(
-        set_int("NARAD_MOVE_LAG_BYTES", config.cluster.move_lag_bytes, parse_int64));
+        set_int("NARAD_MOVE_PASSES_WITHOUT_PROGRESS", move.passes_without_progress, parse_int64));
+    NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_FORCE_PROMOTE_AFTER", move.force_promote_after));
     NARAD_RETURN_IF_ERROR(
-        set_int("NARAD_MOVE_COPY_RATE", config.cluster.move_copy_rate, parse_int64));
-    NARAD_RETURN_IF_ERROR(
-        set_int("NARAD_MOVE_MAX_IN_FLIGHT", config.cluster.max_in_flight_moves, parse_int64));
+        set_duration("NARAD_MOVE_DEAD_TARGET_ABORT_AFTER", move.dead_target_abort_after));
+    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_SWEEP_EVERY", move.sweep_every, parse_int64));
+    NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_SELF_FENCE_MARGIN", move.self_fence_margin));
     if (auto v = env("NARAD_SECURITY_ENABLED")) {
         auto parsed = parse_bool(*v);
         if (!parsed.is_ok()) return with_name("NARAD_SECURITY_ENABLED", parsed.status());
@@ -488,12 +510,23 @@ Status validate_config(const Config& config) {
     require(cluster.lease_ttl >= std::chrono::seconds(1), "cluster.lease_ttl must be >= 1s");
     require(cluster.controller_tick >= std::chrono::milliseconds(100),
             "cluster.controller_tick must be >= 100ms");
-    require(cluster.move_freeze_ttl >= std::chrono::seconds(1),
-            "NARAD_MOVE_FREEZE_TTL must be >= 1s");
-    require(cluster.max_in_flight_moves >= 1 && cluster.max_in_flight_moves <= 1024,
-            "NARAD_MOVE_MAX_IN_FLIGHT must be between 1 and 1024");
-    require(cluster.move_lag_bytes >= 0 && cluster.move_copy_rate >= 0,
-            "NARAD_MOVE_LAG_BYTES and NARAD_MOVE_COPY_RATE must not be negative");
+    const MoveConfig& move = config.move;
+    require(move.freeze_ttl >= std::chrono::seconds(1), "move.freeze_ttl must be >= 1s");
+    require(move.max_in_flight >= 1 && move.max_in_flight <= 1024,
+            "move.max_in_flight must be between 1 and 1024");
+    require(move.lag_bytes >= 0 && move.copy_rate >= 0,
+            "move.lag_bytes and move.copy_rate must not be negative");
+    require(move.max_passes >= 1 && move.max_passes <= 1000,
+            "move.max_passes must be between 1 and 1000");
+    require(move.passes_without_progress >= 1 && move.passes_without_progress <= move.max_passes,
+            "move.passes_without_progress must be between 1 and move.max_passes");
+    require(move.force_promote_after >= std::chrono::seconds(1),
+            "move.force_promote_after must be >= 1s");
+    require(move.dead_target_abort_after >= std::chrono::seconds(1),
+            "move.dead_target_abort_after must be >= 1s");
+    require(move.sweep_every >= 0, "move.sweep_every must be >= 0 (0: never)");
+    require(move.self_fence_margin >= nanoseconds(0) && move.self_fence_margin < cluster.lease_ttl,
+            "move.self_fence_margin must be >= 0 and shorter than cluster.lease_ttl");
     require(cluster.voters >= 1 && cluster.voters <= 5 && cluster.voters % 2 == 1,
             "cluster.voters must be 1, 3 or 5");
     require(validate_node_id(cluster.name).is_ok(),

@@ -79,8 +79,11 @@ class Node::Impl {
         cluster_ = std::move(*cluster);
         store_ = &cluster_->store();
 
-        logs_ =
-            std::make_unique<storage::LogManager>(fs_, clock_, data, log_options(config_.storage));
+        // The owner's self-fence (docs/moves.md): commits are made visible, and leases handed out,
+        // only while this node's liveness lease is known valid.
+        storage::LogOptions partition_options = log_options(config_.storage);
+        partition_options.before_publish = [this] { return owner_fence(); };
+        logs_ = std::make_unique<storage::LogManager>(fs_, clock_, data, partition_options);
         offsets_ = std::make_unique<queue::OffsetCommitter>(
             fs_, Millis(config_.storage.offset_commit_interval_ms));
 
@@ -108,7 +111,7 @@ class Node::Impl {
                 const meta::Assignment* assignment = state.find_assignment(topic, partition);
                 bool owned = assignment == nullptr || state.members.empty() ||
                              assignment->owner.value() == config_.cluster.node_id;
-                return owned && !gates_.frozen(topic, partition);
+                return owned && !gates_.frozen(topic, partition) && owner_fence().is_ok();
             });
         backend_ = std::make_unique<TopicBackend>(fs_, data, *store_, *logs_, guards_, *consume_);
         auto swept = backend_->sweep();
@@ -134,6 +137,7 @@ class Node::Impl {
         wal_ = std::move(*wal);
         committer_ =
             std::make_unique<wal::LocalCommitter>(fs_, clock_, *store_, *logs_, guards_, &gates_);
+        committer_->set_owner_fence([this] { return owner_fence(); });
         build_routing();
         wal::DispatcherOptions dispatcher_options;
         dispatcher_options.threads = config_.storage.dispatcher_threads;
@@ -160,6 +164,8 @@ class Node::Impl {
             });
         blocking_ = std::make_unique<ThreadPool>("narad-blocking", 2);
 
+        audit_ = std::make_unique<api::AuditLog>(fs_, clock_, io::join_path(data, "audit.log"),
+                                                 NodeId(config_.cluster.node_id));
         context_ = std::make_unique<api::ApiContext>(api::ApiContext{
             .clock = clock_,
             .store = *store_,
@@ -185,6 +191,7 @@ class Node::Impl {
                     .is_controller = [this] { return cluster_->controller().is_controller(); },
                     .etcd_members = [this] { return cluster_->client().member_list(); },
                 },
+            .audit = audit_.get(),
         });
         api::register_routes(*router_, *context_);
         NARAD_RETURN_IF_ERROR(build_moves());
@@ -252,6 +259,13 @@ class Node::Impl {
     bool ready() const { return ready_; }
 
   private:
+    Status owner_fence() const {
+        if (cluster_->membership().lease_valid()) return Status::ok();
+        return Status(Errc::unavailable,
+                      "this node's liveness lease is not known valid (cut off from etcd?): it "
+                      "commits nothing and hands out no leases until it reaches etcd again");
+    }
+
     // The host other nodes reach this one at: the API address's host when it names one, else the
     // cluster address's, else the host name.
     std::string advertised_host() const {
@@ -292,7 +306,13 @@ class Node::Impl {
             1, std::chrono::duration_cast<std::chrono::seconds>(cluster.lease_ttl).count());
         options.controller.tick = std::chrono::duration_cast<Millis>(cluster.controller_tick);
         options.controller.dead_after = std::chrono::duration_cast<Millis>(cluster.dead_after);
-        options.controller.max_in_flight_moves = static_cast<uint32_t>(cluster.max_in_flight_moves);
+        const MoveConfig& move = config_.move;
+        options.controller.max_in_flight_moves = static_cast<uint32_t>(move.max_in_flight);
+        options.controller.force_promote_after =
+            std::chrono::duration_cast<Millis>(move.force_promote_after);
+        options.controller.dead_target_abort_after =
+            std::chrono::duration_cast<Millis>(move.dead_target_abort_after);
+        options.self_fence_margin = std::chrono::duration_cast<Millis>(move.self_fence_margin);
         return options;
     }
 
@@ -376,8 +396,9 @@ class Node::Impl {
     // here. Freeze keys a previous run left are removed before any commit is taken.
     Status build_moves() {
         const ClusterConfig& cluster = config_.cluster;
+        const MoveConfig& move = config_.move;
         move::HandoffOptions handoff_options;
-        handoff_options.freeze_ttl = std::chrono::duration_cast<Millis>(cluster.move_freeze_ttl);
+        handoff_options.freeze_ttl = std::chrono::duration_cast<Millis>(move.freeze_ttl);
         handoff_ =
             std::make_unique<move::HandoffService>(clock_, fs_, *store_, NodeId(cluster.node_id),
                                                    *logs_, gates_, *consume_, handoff_options);
@@ -387,8 +408,12 @@ class Node::Impl {
         move::MoveOptions options;
         options.freeze_ttl = handoff_options.freeze_ttl;
         cutovers_ = std::make_unique<move::CutoverSlots>(kConcurrentCutovers);
-        options.lag_bytes = static_cast<uint64_t>(cluster.move_lag_bytes);
-        options.copy.bytes_per_second = static_cast<uint64_t>(cluster.move_copy_rate);
+        options.lag_bytes = static_cast<uint64_t>(move.lag_bytes);
+        options.copy.bytes_per_second = static_cast<uint64_t>(move.copy_rate);
+        options.max_passes = static_cast<uint32_t>(move.max_passes);
+        options.max_stalled_passes = static_cast<uint32_t>(move.passes_without_progress);
+        options.force_promote_after = std::chrono::duration_cast<Millis>(move.force_promote_after);
+        options.source_dead_after = std::chrono::duration_cast<Millis>(cluster.dead_after);
         move_context_ = std::make_unique<move::MoveContext>(move::MoveContext{
             .clock = clock_,
             .fs = fs_,
@@ -403,7 +428,9 @@ class Node::Impl {
             .options = options,
             .cutovers = cutovers_.get(),
         });
-        runner_ = std::make_unique<move::MoveRunner>(*move_context_);
+        move::RunnerOptions runner_options;
+        runner_options.sweep_every = static_cast<uint32_t>(move.sweep_every);
+        runner_ = std::make_unique<move::MoveRunner>(*move_context_, runner_options);
         move_pool_ = std::make_unique<ThreadPool>("narad-move", 4, 1'000);
         return Status::ok();
     }
@@ -533,6 +560,7 @@ class Node::Impl {
     std::unique_ptr<TopicBackend> backend_;
     std::unique_ptr<wal::IngressWal> wal_;
     std::unique_ptr<wal::LocalCommitter> committer_;
+    std::unique_ptr<api::AuditLog> audit_;
     std::unique_ptr<wal::Dispatcher> dispatcher_;
     std::unique_ptr<wal::ProduceService> produce_;
     std::unique_ptr<meta::TopicFrontend> topics_;
