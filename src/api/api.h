@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "api/audit_log.h"
 #include "api/router.h"
 #include "base/clock.h"
 #include "base/peer_client.h"
@@ -55,6 +56,8 @@ struct ApiContext {
     // Bounds each poll of a peer in a topic-wide consume, and each forwarded ack.
     Millis peer_timeout{5'000};
     ClusterInfo cluster;
+    // Operator actions on the cluster are recorded here (null: not recorded).
+    AuditLog* audit = nullptr;
 };
 
 void register_routes(Router& router, ApiContext& context);

@@ -1,13 +1,16 @@
 // The move routes and the HTTP SourceClient (see move_routes.h).
 #include "api/move_routes.h"
 
+#include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "api/controller_forward.h"
 #include "api/owner_routing.h"
 #include "api/params.h"
 #include "api/respond.h"
 #include "base/log.h"
 #include "base/url.h"
+#include "move/move_metrics.h"
 
 namespace narad::api {
 namespace {
@@ -33,11 +36,25 @@ json listing_json(const move::TransferListing& listing) {
     }
     json acked = json::array();
     for (Offset offset : listing.acked_ahead) acked.push_back(offset.value());
-    return {{"frontier", listing.frontier.value()},
-            {"acked_ahead", acked},
-            {"high_watermark", listing.high_watermark.value()},
-            {"source_clock_ns", listing.source_clock_ns},
-            {"segments", segments}};
+    json body = {{"frontier", listing.frontier.value()},
+                 {"acked_ahead", acked},
+                 {"high_watermark", listing.high_watermark.value()},
+                 {"source_clock_ns", listing.source_clock_ns},
+                 {"segments", segments}};
+    if (listing.marker) {
+        const move::MoveMarker& marker = *listing.marker;
+        json children = json::array();
+        for (const auto& link : marker.children)
+            children.push_back({link.child, link.attach_epoch});
+        body["marker"] = {{"source", marker.source.value()},
+                          {"promoted_high_watermark", marker.promoted_high_watermark.value()},
+                          {"force_promote", marker.force_promote},
+                          {"durable_at_ms", marker.durable_at_ms},
+                          {"install", marker.install},
+                          {"children", children},
+                          {"written_ns", listing.marker_written_ns}};
+    }
+    return body;
 }
 
 Result<move::TransferListing> listing_from(const json& body) {
@@ -58,6 +75,22 @@ Result<move::TransferListing> listing_from(const json& body) {
             segment.modified_ns = item.value("modified_ns", int64_t{0});
             listing.segments.push_back(segment);
         }
+        if (body.contains("marker")) {
+            const json& item = body.at("marker");
+            move::MoveMarker marker;
+            marker.source = NodeId(item.at("source").get<std::string>());
+            marker.promoted_high_watermark =
+                Offset(item.at("promoted_high_watermark").get<uint64_t>());
+            marker.force_promote = item.value("force_promote", false);
+            marker.durable_at_ms = item.value("durable_at_ms", int64_t{0});
+            marker.install = item.value("install", "");
+            for (const auto& link : item.value("children", json::array())) {
+                marker.children.push_back(
+                    {link.at(0).get<std::string>(), link.at(1).get<std::string>()});
+            }
+            listing.marker_written_ns = item.value("written_ns", int64_t{0});
+            listing.marker = std::move(marker);
+        }
         return listing;
     } catch (const json::exception& e) {
         return Status(Errc::corrupt,
@@ -66,19 +99,58 @@ Result<move::TransferListing> listing_from(const json& body) {
 }
 
 json progress_json(const move::MoveProgress& progress) {
-    json item = {{"topic", progress.partition.topic},
-                 {"partition", progress.partition.partition.value()},
-                 {"from", progress.source.value()},
-                 {"phase", move::move_phase_name(progress.phase)},
-                 {"bytes_copied", progress.bytes_copied},
-                 {"bytes_total", progress.bytes_total},
-                 {"passes", progress.passes},
-                 {"freeze_ms", nullptr},
-                 {"non_converged", progress.non_converged},
-                 {"blocked", progress.blocked},
-                 {"error", progress.error}};
+    json item = {
+        {"topic", progress.partition.topic},
+        {"partition", progress.partition.partition.value()},
+        {"from", progress.source.value()},
+        {"phase", move::move_phase_name(progress.phase)},
+        {"bytes_copied", progress.bytes_copied},
+        {"bytes_total", progress.bytes_total},
+        {"passes", progress.passes},
+        {"freeze_ms", nullptr},
+        {"non_converged", progress.non_converged},
+        {"blocked", progress.blocked},
+        {"error", progress.error},
+        {"attempts", progress.attempts},
+        {"force_promoted", progress.force_promoted},
+        {"started_at_ms",
+         std::chrono::duration_cast<Millis>(progress.started_at.time_since_epoch()).count()}};
     if (progress.freeze) item["freeze_ms"] = progress.freeze->count();
     return item;
+}
+
+// Narad's names for a worker's phase.
+std::string_view narad_phase(std::string_view phase) {
+    if (phase == "catch_up" || phase == "waiting") return "copying";
+    if (phase == "freezing" || phase == "finalizing" || phase == "installing") return "frozen";
+    if (phase == "flipping" || phase == "resolving") return "flip_pending";
+    return phase;  // waiting_for_source, blocked, done, failed
+}
+
+std::string rfc3339(int64_t ms) {
+    std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
+}
+
+// The destination's report as Narad's `worker` object (GET /v1/cluster/moves?detail=true).
+json worker_json(const json& report, const std::string& target) {
+    json worker = {{"topic", report.value("topic", "")},
+                   {"partition", report.value("partition", 0u)},
+                   {"source", report.value("from", "")},
+                   {"target", target},
+                   {"started_at", rfc3339(report.value("started_at_ms", int64_t{0}))},
+                   {"phase", narad_phase(report.value("phase", ""))},
+                   {"attempts", report.value("attempts", 0u)},
+                   {"copied_bytes", report.value("bytes_copied", uint64_t{0})}};
+    std::string error = report.value("error", "");
+    if (!error.empty()) worker["last_error"] = error;
+    std::string blocked = report.value("blocked", "");
+    if (!blocked.empty()) worker["blocked"] = blocked;
+    return worker;
 }
 
 std::optional<PartitionId> partition_param(const PathParams& params) {
@@ -92,6 +164,30 @@ std::string_view side_status(const ApiContext& context, const meta::MetaState& s
     if (member == nullptr) return "not_a_member";
     if (state.is_dead(node, context.clock.now(), context.cluster.dead_after)) return "dead";
     return member->draining ? "draining" : "alive";
+}
+
+// Why the controller sees a move unable to finish on its own, or "" (Narad's precedence).
+std::string_view blocked_reason(std::string_view from_status, std::string_view to_status) {
+    if (from_status == "dead" || from_status == "not_a_member") return "source_dead";
+    if (to_status == "not_a_member") return "target_not_member";
+    if (to_status == "dead") return "target_dead";
+    return "";
+}
+
+// One move as GET /v1/cluster/moves lists it.
+json move_json(const ApiContext& context, const meta::MetaState& state,
+               const meta::PartitionKey& key, const meta::Assignment& assignment) {
+    std::string_view from = side_status(context, state, assignment.owner);
+    std::string_view to = side_status(context, state, assignment.target);
+    json move = {{"topic", key.topic},
+                 {"partition", key.partition.value()},
+                 {"from", assignment.owner.value()},
+                 {"to", assignment.target.value()},
+                 {"from_status", from},
+                 {"to_status", to}};
+    std::string_view blocked = blocked_reason(from, to);
+    if (!blocked.empty()) move["blocked"] = blocked;
+    return move;
 }
 
 std::string move_target(std::string_view topic, PartitionId partition, std::string_view verb) {
@@ -199,77 +295,205 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
                });
 }
 
+namespace {
+
+// Go's strconv.ParseBool, as Narad reads its boolean parameters.
+std::optional<bool> parse_bool(std::string_view text) {
+    for (std::string_view yes : {"1", "t", "T", "TRUE", "true", "True"}) {
+        if (text == yes) return true;
+    }
+    for (std::string_view no : {"0", "f", "F", "FALSE", "false", "False"}) {
+        if (text == no) return false;
+    }
+    return std::nullopt;
+}
+
+void list_moves(ApiContext* c, move::MoveRunner* runner, const net::HttpRequest& r,
+                net::Responder d) {
+    bool detail = false;
+    if (auto text = r.query_param("detail")) {
+        auto parsed = parse_bool(*text);
+        if (!parsed) {
+            return d(error_response(
+                400, "detail must be true or false, got \"" + std::string(*text) + "\""));
+        }
+        detail = *parsed;
+    }
+    meta::MetaSnapshot state = c->store.snapshot();
+    json moves = json::array();
+    for (const auto& [key, assignment] : state->assignments) {
+        if (assignment.target.value().empty()) continue;
+        moves.push_back(move_json(*c, *state, key, assignment));
+    }
+    if (!detail) return d(json_response(200, json{{"moves", moves}}.dump() + "\n"));
+    run_routed(*c, std::move(d), [c, runner, state, moves]() mutable {
+        // The destinations' own reports, one call per destination.
+        std::map<std::pair<std::string, uint32_t>, json> reports;
+        std::map<std::string, std::string> unreported;  // destination -> why
+        std::set<std::string> asked;
+        for (const auto& move : moves) {
+            std::string to = move["to"];
+            if (!asked.insert(to).second) continue;
+            json body = json::array();
+            if (to == c->node_id.value()) {
+                if (runner != nullptr) {
+                    for (const auto& p : runner->progress()) body.push_back(progress_json(p));
+                }
+            } else if (state->find_member(NodeId(to)) == nullptr) {
+                unreported[to] = "the target is not a member";
+                continue;
+            } else if (c->peers != nullptr) {
+                auto reply =
+                    c->peers->call(NodeId(to), "GET", "/internal/v1/moves", "", "", kDetailTimeout);
+                if (!reply.is_ok() || reply->status != 200) {
+                    unreported[to] = reply.is_ok() ? "answered " + std::to_string(reply->status)
+                                                   : reply.status().to_string();
+                    continue;
+                }
+                json parsed = json::parse(reply->body, nullptr, false);
+                if (!parsed.is_object() || !parsed.contains("moves")) continue;
+                body = parsed["moves"];
+            }
+            // A destination whose report has the wrong shape is shown as unreported.
+            try {
+                for (const auto& item : body) {
+                    reports[{item.value("topic", ""), item.value("partition", 0u)}] = item;
+                }
+            } catch (const json::exception& e) {
+                NARAD_LOG_WARN("node {} reported its moves in the wrong shape: {}", to, e.what());
+                unreported[to] = "its report has the wrong shape";
+            }
+        }
+        for (auto& move : moves) {
+            move["source_status"] = move["from_status"];
+            move["target_status"] = move["to_status"];
+            auto found = reports.find({move["topic"], move["partition"]});
+            if (found == reports.end() || !found->second.is_object() ||
+                !found->second.contains("from") || found->second["from"] != move["from"]) {
+                move["phase"] = "waiting";
+                if (auto why = unreported.find(move["to"]); why != unreported.end()) {
+                    move["worker_error"] = why->second;
+                }
+                continue;
+            }
+            const json& report = found->second;
+            for (const char* field : {"phase", "bytes_copied", "bytes_total", "passes", "freeze_ms",
+                                      "non_converged", "error"}) {
+                move[field] = report.contains(field) ? report[field] : json();
+            }
+            // The controller's reason wins; else the destination's own.
+            std::string own = report.value("blocked", "");
+            if (!move.contains("blocked") && !own.empty()) move["blocked"] = own;
+            move["worker"] = worker_json(report, move["to"]);
+        }
+        return json_response(200, json{{"moves", moves}}.dump() + "\n");
+    });
+}
+
+// POST /v1/cluster/moves/{topic}/{partition}/abort, on the controller: the compare-and-set that
+// clears the target, then the answer read back linearizably (docs/moves.md, "Aborting a move").
+net::HttpResponse abort_move(ApiContext* c, const std::string& topic, PartitionId partition,
+                             std::optional<std::string> expected_target, const std::string& actor) {
+    meta::PartitionKey key{topic, partition};
+    std::string name = topic + "/" + std::to_string(partition.value());
+    auto read = c->store.read_assignment(key);
+    if (!read.is_ok()) {
+        return error_response(503, "abort move on the leader: " + read.status().to_string());
+    }
+    if (!read->has_value()) return error_response(404, name + " has no assignment");
+    meta::Assignment before = **read;
+    if (before.target.value().empty()) {
+        return error_response(409, "no move is in flight for " + name);
+    }
+    if (expected_target && *expected_target != before.target.value()) {
+        return error_response(409, "the move of " + name + " now targets " + before.target.value() +
+                                       ", not " + *expected_target + "; nothing was aborted");
+    }
+    meta::MetaSnapshot state = c->store.snapshot();
+    json move = move_json(*c, *state, key, before);
+    std::string what = name + " " + before.owner.value() + "->" + before.target.value();
+    auto audit = [&](std::string outcome, std::string detail) {
+        if (c->audit != nullptr) {
+            c->audit->record(
+                {"cluster.move.abort", actor, what, std::move(outcome), std::move(detail)});
+        }
+    };
+    auto cleared = c->store.set_targets({{key, before, NodeId()}});
+    if (!cleared.is_ok()) {
+        NARAD_LOG_WARN("abort of the move of {}: clearing the target: {}", name,
+                       cleared.status().to_string());
+    }
+    // Whatever the write said, the answer is what the leader holds now.
+    auto back = c->store.read_assignment(key);
+    if (!back.is_ok()) {
+        std::string message = "the abort of the move of " + name + " to " + before.target.value() +
+                              " reached the leader, but whether it cleared the target could not "
+                              "be read back (" +
+                              back.status().to_string() + "); list the moves to see";
+        audit("unknown", message);
+        return error_response(503, message);
+    }
+    if (!back->has_value()) {
+        return error_response(409, name +
+                                       " has no assignment any more (its topic was deleted); "
+                                       "nothing was aborted");
+    }
+    const meta::Assignment& now = **back;
+    if (now.owner != before.owner) {
+        return error_response(
+            409, "the move of " + name +
+                     " finished before the abort reached the leader: " + now.owner.value() +
+                     " owns it now (target \"" + now.target.value() + "\"); nothing was aborted");
+    }
+    if (now.target == before.target) {
+        return error_response(409, "the move of " + name + " to " + before.target.value() +
+                                       " is still in flight on the leader (owner " +
+                                       now.owner.value() + "); nothing was aborted");
+    }
+    std::string note =
+        now.target.value().empty()
+            ? "the move's target was cleared; the partition stays with its owner, and the "
+              "controller may plan a move for it again"
+            : "the move to " + before.target.value() +
+                  " is no longer in flight and the partition stays with its owner; a move to " +
+                  now.target.value() + " has been planned since";
+    move::MoveMetrics::get().aborted.inc();
+    audit("ok", note);
+    NARAD_LOG_INFO("aborted the move of {} from {} to {}", name, before.owner.value(),
+                   before.target.value());
+    return json_response(202, json{{"move", move}, {"note", note}}.dump() + "\n");
+}
+
+void abort_route(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
+    auto partition = partition_param(p);
+    if (!partition) return d(error_response(400, "topic and a partition number are required"));
+    std::optional<std::string> target;
+    if (auto given = r.query_param("target")) target = std::string(*given);
+    std::string actor = r.remote_address;
+    answer_on_pool(c->blocking, std::move(d),
+                   [c, topic = p.get("topic"), partition, target, actor] {
+                       return abort_move(c, topic, *partition, target, actor);
+                   });
+}
+
+constexpr const char* kAbortPath = "/v1/cluster/moves/{topic}/{partition}/abort";
+
+}  // namespace
+
 void register_public_move_routes(Router& router, ApiContext& context, move::MoveRunner* runner) {
     ApiContext* c = &context;
-    router.add(
-        "GET", "/v1/cluster/moves",
-        [c, runner](net::HttpRequest r, const PathParams&, net::Responder d) {
-            auto detail_text = r.query_param("detail").value_or("false");
-            if (detail_text != "true" && detail_text != "false" && detail_text != "1" &&
-                detail_text != "0") {
-                return d(error_response(400, "detail must be true or false"));
-            }
-            bool detail = detail_text == "true" || detail_text == "1";
-            meta::MetaSnapshot state = c->store.snapshot();
-            json moves = json::array();
-            for (const auto& [key, assignment] : state->assignments) {
-                if (assignment.target.value().empty()) continue;
-                moves.push_back({{"topic", key.topic},
-                                 {"partition", key.partition.value()},
-                                 {"from", assignment.owner.value()},
-                                 {"to", assignment.target.value()}});
-            }
-            if (!detail) return d(json_response(200, json{{"moves", moves}}.dump() + "\n"));
-            run_routed(*c, std::move(d), [c, runner, state, moves]() mutable {
-                // The destinations' own reports, one call per destination.
-                std::map<std::pair<std::string, uint32_t>, json> reports;
-                std::set<std::string> asked;
-                for (const auto& move : moves) {
-                    std::string to = move["to"];
-                    if (!asked.insert(to).second) continue;
-                    json body;
-                    if (to == c->node_id.value()) {
-                        body = json::array();
-                        if (runner != nullptr) {
-                            for (const auto& p : runner->progress()) {
-                                body.push_back(progress_json(p));
-                            }
-                        }
-                    } else if (c->peers != nullptr) {
-                        auto reply = c->peers->call(NodeId(to), "GET", "/internal/v1/moves", "", "",
-                                                    kDetailTimeout);
-                        if (!reply.is_ok() || reply->status != 200) continue;
-                        json parsed = json::parse(reply->body, nullptr, false);
-                        if (parsed.is_discarded() || !parsed.contains("moves")) continue;
-                        body = parsed["moves"];
-                    }
-                    // A destination whose report has the wrong shape is shown as unreported.
-                    try {
-                        for (const auto& item : body) {
-                            reports[{item.value("topic", ""), item.value("partition", 0u)}] = item;
-                        }
-                    } catch (const json::exception& e) {
-                        NARAD_LOG_WARN("node {} reported its moves in the wrong shape: {}", to,
-                                       e.what());
-                    }
-                }
-                for (auto& move : moves) {
-                    move["source_status"] = side_status(*c, *state, NodeId(move["from"]));
-                    move["target_status"] = side_status(*c, *state, NodeId(move["to"]));
-                    auto found = reports.find({move["topic"], move["partition"]});
-                    if (found == reports.end() || !found->second.is_object() ||
-                        !found->second.contains("from") || found->second["from"] != move["from"]) {
-                        move["phase"] = "waiting";
-                        continue;
-                    }
-                    for (const char* field : {"phase", "bytes_copied", "bytes_total", "passes",
-                                              "freeze_ms", "non_converged", "blocked", "error"}) {
-                        move[field] = found->second[field];
-                    }
-                }
-                return json_response(200, json{{"moves", moves}}.dump() + "\n");
-            });
-        });
+    router.add("GET", "/v1/cluster/moves",
+               [c, runner](net::HttpRequest r, const PathParams&, net::Responder d) {
+                   list_moves(c, runner, r, std::move(d));
+               });
+    using namespace std::placeholders;
+    router.add("POST", kAbortPath, controller_only(c, std::bind(abort_route, c, _1, _2, _3)));
+}
+
+void register_controller_move_routes(Router& internal, ApiContext& context) {
+    ApiContext* c = &context;
+    using namespace std::placeholders;
+    add_controller_route(internal, c, "POST", kAbortPath, std::bind(abort_route, c, _1, _2, _3));
 }
 
 Result<PeerReply> PeerSourceClient::call(const NodeId& source, std::string_view method,

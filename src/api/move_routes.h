@@ -10,8 +10,12 @@
 // 421 means this node does not own the partition, 409 a lapsed freeze or moved high watermark.
 //
 // On the public port, GET /v1/cluster/moves lists the moves in flight from the metastore
-// ({topic, partition, from, to}, Narad's fields); ?detail=true adds each side's status and the
-// destination's own report (phase, bytes, passes, freeze).
+// ({topic, partition, from, to, from_status, to_status, blocked?}, Narad's fields); ?detail=true
+// adds the destination's own report (Narad's `worker` object, and ours: phase, bytes, passes,
+// freeze). POST /v1/cluster/moves/{topic}/{partition}/abort[?target=] clears a move's target on
+// the controller and reads the outcome back: 202 {move, note}, 404, 409 (naming owner and target),
+// 503 when the outcome could not be read; each abort that took effect or whose outcome is unknown
+// is audited as cluster.move.abort.
 //
 // PeerSourceClient is move::SourceClient over the PeerClient, speaking the routes above.
 #pragma once
@@ -32,8 +36,11 @@ struct MoveRouteContext {
 };
 
 void register_internal_move_routes(Router& router, MoveRouteContext& context);
-// GET /v1/cluster/moves; `runner` reports this node's own workers (null: none).
+// GET /v1/cluster/moves and POST /v1/cluster/moves/{topic}/{partition}/abort (forwarded to the
+// controller); `runner` reports this node's own workers (null: none).
 void register_public_move_routes(Router& router, ApiContext& context, move::MoveRunner* runner);
+// The controller's side of the abort, on the cluster port.
+void register_controller_move_routes(Router& internal, ApiContext& context);
 
 class PeerSourceClient final : public move::SourceClient {
   public:

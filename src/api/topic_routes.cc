@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api.h"
+#include "api/controller_forward.h"
+#include "api/move_routes.h"
 #include "api/owner_routing.h"
 #include "api/request_json.h"
 #include "api/respond.h"
@@ -194,26 +196,6 @@ void detach_child(ApiContext& context, const PathParams& params, net::Responder 
         error_response(404, "not found: \"" + child + "\" is not attached to \"" + parent + "\""));
 }
 
-// Topic writes are the controller's to make (it places partitions from a linearizable view and its
-// writes are fenced): any other node passes the request on verbatim and relays the answer.
-using TopicWrite = std::function<void(net::HttpRequest, const PathParams&, net::Responder)>;
-
-TopicWrite controller_only(ApiContext* c, TopicWrite local) {
-    return [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
-        if (c->cluster.is_controller() || c->peers == nullptr)
-            return local(std::move(r), p, std::move(d));
-        NodeId controller = c->store.snapshot()->controller;
-        if (controller.value().empty() || controller == c->node_id) {
-            return d(error_response(
-                503, "control plane temporarily unavailable: no controller is elected yet"));
-        }
-        run_routed(*c, std::move(d), [c, controller, r = std::move(r)] {
-            return forward_to_owner(*c, controller, r.method, "/internal/v1/controller" + r.target,
-                                    r.body, Millis(30'000));
-        });
-    };
-}
-
 void create_route(ApiContext* c, net::HttpRequest r, const PathParams&, net::Responder d) {
     create_topic(*c, std::move(r), std::move(d));
 }
@@ -230,26 +212,13 @@ void delete_route(ApiContext* c, net::HttpRequest, const PathParams& p, net::Res
 
 void register_controller_routes(Router& internal, ApiContext& context) {
     ApiContext* c = &context;
-    // Never forwarded again: a node that is not (or no longer) the controller says so.
-    auto here_only = [c](TopicWrite local) {
-        return [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
-            if (!c->cluster.is_controller()) {
-                return d(error_response(503,
-                                        "control plane temporarily unavailable: the "
-                                        "controller changed; retry"));
-            }
-            constexpr std::string_view kPrefix = "/internal/v1/controller";
-            if (r.target.starts_with(kPrefix)) r.target.erase(0, kPrefix.size());
-            local(std::move(r), p, std::move(d));
-        };
-    };
     using namespace std::placeholders;
-    internal.add("POST", "/internal/v1/controller/v1/topics",
-                 here_only(std::bind(create_route, c, _1, _2, _3)));
-    internal.add("PATCH", "/internal/v1/controller/v1/topics/{topic}",
-                 here_only(std::bind(update_route, c, _1, _2, _3)));
-    internal.add("DELETE", "/internal/v1/controller/v1/topics/{topic}",
-                 here_only(std::bind(delete_route, c, _1, _2, _3)));
+    add_controller_route(internal, c, "POST", "/v1/topics", std::bind(create_route, c, _1, _2, _3));
+    add_controller_route(internal, c, "PATCH", "/v1/topics/{topic}",
+                         std::bind(update_route, c, _1, _2, _3));
+    add_controller_route(internal, c, "DELETE", "/v1/topics/{topic}",
+                         std::bind(delete_route, c, _1, _2, _3));
+    register_controller_move_routes(internal, context);
 }
 
 void register_topic_routes(Router& router, ApiContext& context) {

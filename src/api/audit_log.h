@@ -1,0 +1,41 @@
+// AuditLog: one JSON line per operator action on the cluster (a move's abort; later decommission
+// and forget): when, on which node, who asked, what, on what, and how it ended. Each line is
+// written to the node's log with component=audit (what Narad's log pipelines match on) and
+// appended to <data>/audit.log, synced before record() returns, so the trail survives a crash.
+// Thread-safe; record() blocks on disk (call it off the HTTP threads).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "io/file_system.h"
+
+namespace narad::api {
+
+struct AuditEvent {
+    std::string event;    // cluster.move.abort, ...
+    std::string actor;    // the authenticated user; with security off, the client's address
+    std::string target;   // what it acted on: "orders/3 n1->n2"
+    std::string outcome;  // ok | rejected | unknown | failed
+    std::string detail;   // the answer's message
+};
+
+class AuditLog {
+  public:
+    AuditLog(io::FileSystem& fs, Clock& clock, std::string path, NodeId node);
+    void record(const AuditEvent& event);
+
+  private:
+    io::FileSystem& fs_;
+    Clock& clock_;
+    std::string path_;
+    NodeId node_;
+    std::mutex mutex_;
+    std::unique_ptr<io::File> file_;  // GUARDED_BY(mutex_)
+    uint64_t size_ = 0;               // GUARDED_BY(mutex_)
+};
+
+}  // namespace narad::api
