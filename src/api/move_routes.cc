@@ -8,6 +8,7 @@
 #include "api/owner_routing.h"
 #include "api/params.h"
 #include "api/respond.h"
+#include "base/failpoint.h"
 #include "base/log.h"
 #include "base/url.h"
 #include "move/move_metrics.h"
@@ -418,6 +419,7 @@ net::HttpResponse abort_move(ApiContext* c, const std::string& topic, PartitionI
                 {"cluster.move.abort", actor, what, std::move(outcome), std::move(detail)});
         }
     };
+    NARAD_FAILPOINT("move.abort.before_clear");
     auto cleared = c->store.set_targets({{key, before, NodeId()}});
     if (!cleared.is_ok()) {
         NARAD_LOG_WARN("abort of the move of {}: clearing the target: {}", name,

@@ -160,6 +160,12 @@ void register_cluster(CommandTree& tree) {
         CLI::App* abort = tree.add(cmd, "abort", "abort the move of one partition");
         abort->add_option("--target", abort_flags->target, "only if the move goes to this node id");
         tree.set_action(abort, abort_flags, ArgRule::exact(2), [abort_flags, &env]() -> Status {
+            const std::string& partition = abort_flags->args[1];
+            if (partition.empty() ||
+                partition.find_first_not_of("0123456789") != std::string::npos) {
+                return Status(Errc::invalid_argument,
+                              "partition must be a number, got \"" + partition + "\"");
+            }
             std::string target = "/v1/cluster/moves/" + path_escape(abort_flags->args[0]) + "/" +
                                  path_escape(abort_flags->args[1]) + "/abort";
             if (!abort_flags->target.empty()) {

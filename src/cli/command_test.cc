@@ -341,6 +341,14 @@ TEST(Commands, ClusterAdditions) {
     EXPECT_EQ(cli.out(), "{\n  \"ok\": true\n}\n");
 }
 
+// Rule: `cluster moves abort` refuses a partition that is not a number before any request.
+TEST(Commands, ClusterMovesAbortNeedsAPartitionNumber) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"cluster", "moves", "abort", "orders", "three"}), 1);
+    EXPECT_EQ(cli.err(), "narad: partition must be a number, got \"three\"\n");
+    EXPECT_TRUE(cli.api.calls.empty());
+}
+
 // Rule: `cluster moves --watch` polls with detail (even without --detail) every --interval and
 // --until-done ends it with status 0; the watch flags alone and out-of-range intervals are
 // refused before any request.

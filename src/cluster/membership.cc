@@ -27,7 +27,7 @@ Status Membership::start() {
     NARAD_RETURN_IF_ERROR(store_.put_member(self_).with_context("registering this node"));
     {
         std::lock_guard lock(mutex_);
-        NARAD_RETURN_IF_ERROR(attach().with_context("writing this node's liveness key"));
+        NARAD_RETURN_IF_ERROR(attach(Resync::no).with_context("writing this node's liveness key"));
     }
     keeper_ = std::make_unique<PeriodicTask>("narad-liveness", options_.keep_alive_interval,
                                              [this] { keep_alive(); });
@@ -49,7 +49,7 @@ void Membership::stop() {
     }
 }
 
-Status Membership::attach() {
+Status Membership::attach(Resync resync) {
     meta::EtcdClient& client = store_.client();
     MonoTime sent = clock_.now();
     NARAD_ASSIGN_OR_RETURN(int64_t lease, client.lease_grant(options_.lease_ttl_seconds));
@@ -58,11 +58,16 @@ Status Membership::attach() {
         (void)client.lease_revoke(lease);
         return put.status();
     }
-    // A new lease: the old one's validity no longer counts (it may be gone).
+    // A new lease: the old one's validity no longer counts (it may be gone). After a lapse the
+    // node may have lost partitions meanwhile (a force-promote elsewhere): it acts as an owner
+    // again only once its replica has caught up with everything committed until now.
     valid_until_ns_ = 0;
-    acknowledged(sent, options_.lease_ttl_seconds);
     lease_ = lease;
     ++generation_;
+    resync_pending_ = resync == Resync::yes;
+    if (resync_pending_ && !store_.sync().is_ok()) return Status::ok();  // next keep-alive
+    resync_pending_ = false;
+    acknowledged(sent, options_.lease_ttl_seconds);
     return Status::ok();
 }
 
@@ -73,6 +78,10 @@ void Membership::keep_alive() {
         MonoTime sent = clock_.now();
         auto ttl = store_.client().lease_keep_alive(lease);
         if (ttl.is_ok()) {
+            if (resync_pending_) {
+                if (!store_.sync().is_ok()) return;  // the fence stays closed
+                resync_pending_ = false;
+            }
             if (*ttl > 0) acknowledged(sent, *ttl);
             return;
         }
@@ -82,7 +91,7 @@ void Membership::keep_alive() {
         }
         NARAD_LOG_WARN("the liveness lease expired; writing the liveness key under a new lease");
     }
-    Status attached = attach();
+    Status attached = attach(Resync::yes);
     if (!attached.is_ok()) {
         lease_ = 0;
         NARAD_LOG_WARN("re-attaching the liveness key failed: {}", attached.to_string());

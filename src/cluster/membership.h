@@ -52,8 +52,10 @@ class Membership {
     const meta::MemberInfo& self() const { return self_; }
 
   private:
-    // Grants a lease and writes the liveness key under it.
-    Status attach();
+    // Grants a lease and writes the liveness key under it; with Resync::yes (a lost lease
+    // replaced) the self-fence opens only once the replica has caught up (EtcdMetaStore::sync).
+    enum class Resync { no, yes };
+    Status attach(Resync resync);
     void keep_alive();
 
     // Records a grant or keep-alive sent at `sent` and acknowledged with `ttl_seconds`.
@@ -67,6 +69,7 @@ class Membership {
     std::atomic<int64_t> lease_{0};
     std::atomic<uint64_t> generation_{0};
     std::atomic<int64_t> valid_until_ns_{0};  // steady-clock nanoseconds
+    bool resync_pending_ = false;             // GUARDED_BY(mutex_)
     std::unique_ptr<PeriodicTask> keeper_;
 };
 

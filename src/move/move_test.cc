@@ -574,6 +574,31 @@ TEST_F(MoveTest, CopyBehindTheSourceIsNeverPromoted) {
     EXPECT_EQ(destination_.read_all().size(), 60u);
 }
 
+// Rule: the force-promote flip itself applies only while the source's liveness key is absent and
+// the controller's verdict is present, and only to the move it names.
+TEST_F(MoveTest, ForcePromoteFlipRequiresTheSourceGoneAndDeclaredDead) {
+    target("n2");
+    EXPECT_EQ(store_.force_promote(key_, NodeId("n1"), NodeId("n2")).value(),
+              meta::FlipOutcome::source_alive);
+    store_.update([&](meta::MetaState& state) { state.live.erase(NodeId("n1")); });
+    EXPECT_EQ(store_.force_promote(key_, NodeId("n1"), NodeId("n2")).value(),
+              meta::FlipOutcome::source_alive)
+        << "promoted without the controller's verdict";
+    store_.update([&](meta::MetaState& state) {
+        state.live.insert(NodeId("n1"));
+        state.declared_dead.insert(NodeId("n1"));
+    });
+    EXPECT_EQ(store_.force_promote(key_, NodeId("n1"), NodeId("n2")).value(),
+              meta::FlipOutcome::source_alive)
+        << "promoted over a source whose liveness key exists";
+    store_.update([&](meta::MetaState& state) { state.live.erase(NodeId("n1")); });
+    EXPECT_EQ(store_.force_promote(key_, NodeId("n1"), NodeId("n3")).value(),
+              meta::FlipOutcome::refused);
+    EXPECT_EQ(store_.force_promote(key_, NodeId("n1"), NodeId("n2")).value(),
+              meta::FlipOutcome::flipped);
+    EXPECT_EQ(assignment().owner, NodeId("n2"));
+}
+
 // Rule: a session that never reached the source cannot tell what it made visible: no promote.
 TEST_F(MoveTest, NeverReachedSourceIsNeverPromoted) {
     ASSERT_TRUE(source_.commit(0, 10).is_ok());

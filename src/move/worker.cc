@@ -296,6 +296,9 @@ MoveWorker::Attempt MoveWorker::attempt() {
     }
     for (uint32_t pass = 0; pass < options.max_passes; ++pass) {
         if (cancelled()) return Attempt::ended;
+        // A source that reads dead is not called: a stopped process would hold each call for its
+        // whole timeout, and only the liveness verdict matters now.
+        if (source_reads_dead()) return after_source_failure();
         uint64_t copied = 0;
         if (!list_and_copy(&copied)) return after_source_failure();
         NARAD_FAILPOINT("move.after_catch_up_pass");
@@ -319,6 +322,7 @@ MoveWorker::Attempt MoveWorker::attempt() {
     // Wait for a cutover slot, keeping the copy close behind the source meanwhile.
     while (context_.cutovers != nullptr && !context_.cutovers->try_acquire()) {
         if (cancelled()) return Attempt::ended;
+        if (source_reads_dead()) return after_source_failure();
         uint64_t copied = 0;
         if (!list_and_copy(&copied)) return after_source_failure();
         pause(Millis(20));
@@ -519,7 +523,11 @@ MoveWorker::Attempt MoveWorker::took_ownership(Promotion promotion) {
 MoveWorker::Attempt MoveWorker::flip(const std::string& token, Offset hwm) {
     set_phase(MovePhase::flipping);
     NARAD_FAILPOINT("move.before_flip");
-    auto outcome = context_.store.complete_move(partition_, source_, context_.self, token);
+    // A proposal lost before the leader applied it is an unknown outcome too.
+    Result<meta::FlipOutcome> outcome =
+        failpoint::evaluate("move.flip_lost_before_commit").is_ok()
+            ? context_.store.complete_move(partition_, source_, context_.self, token)
+            : Result<meta::FlipOutcome>(Status(Errc::unknown_outcome, "the flip was lost"));
     // A failure injected here is a reply lost after the metastore decided (either way).
     Status lost = failpoint::evaluate("move.flip_reply_lost");
     if (!lost.is_ok()) outcome = Status(Errc::unknown_outcome, "the flip's reply was lost");

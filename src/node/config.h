@@ -63,7 +63,8 @@ struct MoveConfig {
     nanoseconds force_promote_after = std::chrono::minutes(2);
     nanoseconds dead_target_abort_after = std::chrono::minutes(2);
     int64_t sweep_every = 30;  // move-runner ticks
-    // The owner's self-fence ends this long before its liveness lease could expire.
+    // The owner's self-fence ends this long before its liveness lease could expire (at most a
+    // quarter of cluster.lease_ttl).
     nanoseconds self_fence_margin = std::chrono::seconds(2);
 };
 

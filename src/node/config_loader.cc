@@ -525,8 +525,7 @@ Status validate_config(const Config& config) {
     require(move.dead_target_abort_after >= std::chrono::seconds(1),
             "move.dead_target_abort_after must be >= 1s");
     require(move.sweep_every >= 0, "move.sweep_every must be >= 0 (0: never)");
-    require(move.self_fence_margin >= nanoseconds(0) && move.self_fence_margin < cluster.lease_ttl,
-            "move.self_fence_margin must be >= 0 and shorter than cluster.lease_ttl");
+    require(move.self_fence_margin >= nanoseconds(0), "move.self_fence_margin must be >= 0");
     require(cluster.voters >= 1 && cluster.voters <= 5 && cluster.voters % 2 == 1,
             "cluster.voters must be 1, 3 or 5");
     require(validate_node_id(cluster.name).is_ok(),

@@ -312,7 +312,9 @@ class Node::Impl {
             std::chrono::duration_cast<Millis>(move.force_promote_after);
         options.controller.dead_target_abort_after =
             std::chrono::duration_cast<Millis>(move.dead_target_abort_after);
-        options.self_fence_margin = std::chrono::duration_cast<Millis>(move.self_fence_margin);
+        options.self_fence_margin =
+            std::min(std::chrono::duration_cast<Millis>(move.self_fence_margin),
+                     std::chrono::duration_cast<Millis>(cluster.lease_ttl) / 4);
         return options;
     }
 
