@@ -509,7 +509,8 @@ std::optional<double> scrape_metric(const NodeProcess& node, std::string_view se
     return std::nullopt;
 }
 
-int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& ledger) {
+int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& ledger,
+                    OffsetBook* offsets) {
     auto response = client.get("/v1/topics/" + topic + "/consume?max=100&wait=500ms");
     if (!response.is_ok()) return -1;
     if (response->status == 204) return 0;
@@ -519,8 +520,12 @@ int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& l
     auto handles = nlohmann::json::array();
     for (const auto& message : body["messages"]) {
         const auto& payload = message["payload"];
-        ledger.deliver(payload.is_object() && payload.contains("id") ? payload["id"].get<int>()
-                                                                     : -1);
+        int id = payload.is_object() && payload.contains("id") ? payload["id"].get<int>() : -1;
+        ledger.deliver(id);
+        if (offsets != nullptr) {
+            offsets->record(message.value("partition", -1), message.value("offset", int64_t{-1}),
+                            id);
+        }
         handles.push_back(message["receipt_handle"]);
     }
     // A lost ack only means a redelivery, which the ledger counts as a duplicate.

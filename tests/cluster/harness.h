@@ -219,8 +219,9 @@ class Cluster {
 };
 
 // Consumes up to 100 messages of `topic` through `client` (waiting up to 500 ms), records them in
-// the ledger and acks them. Returns how many came back, or -1 when the node did not answer
-// 200/204.
-int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& ledger);
+// the ledger (and, given one, each one's partition and offset in `offsets`) and acks them. Returns
+// how many came back, or -1 when the node did not answer 200/204.
+int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& ledger,
+                    OffsetBook* offsets = nullptr);
 
 }  // namespace narad::testing

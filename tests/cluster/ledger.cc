@@ -66,4 +66,28 @@ std::string Ledger::summary() {
            ", strays " + std::to_string(strays_);
 }
 
+void OffsetBook::record(int partition, int64_t offset, int id) {
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = ids_.emplace(std::make_pair(partition, offset), id);
+    if (inserted || it->second == id) return;
+    ++conflicts_;
+    if (samples_.size() < 5) {
+        samples_.push_back("partition " + std::to_string(partition) + " offset " +
+                           std::to_string(offset) + ": ids " + std::to_string(it->second) +
+                           " and " + std::to_string(id));
+    }
+}
+
+int OffsetBook::conflicts() {
+    std::lock_guard lock(mutex_);
+    return conflicts_;
+}
+
+std::string OffsetBook::samples() {
+    std::lock_guard lock(mutex_);
+    std::string out;
+    for (const auto& sample : samples_) out += "\n  " + sample;
+    return out;
+}
+
 }  // namespace narad::testing

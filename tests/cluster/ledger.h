@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -43,6 +44,22 @@ class Ledger {
     int delivered_count_ = 0;          // GUARDED_BY(mutex_)
     int64_t deliveries_ = 0;           // GUARDED_BY(mutex_)
     int64_t strays_ = 0;               // GUARDED_BY(mutex_)
+};
+
+// Which message each (partition, offset) delivered: one offset holding two different messages is a
+// divergence a move must never cause (never two owners writing one partition). Thread-safe.
+class OffsetBook {
+  public:
+    void record(int partition, int64_t offset, int id);
+    // Offsets seen with two different ids, with a few samples.
+    int conflicts();
+    std::string samples();
+
+  private:
+    std::mutex mutex_;
+    std::map<std::pair<int, int64_t>, int> ids_;  // GUARDED_BY(mutex_)
+    int conflicts_ = 0;                           // GUARDED_BY(mutex_)
+    std::vector<std::string> samples_;            // GUARDED_BY(mutex_)
 };
 
 }  // namespace narad::testing
