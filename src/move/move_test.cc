@@ -102,12 +102,23 @@ class DirectSource final : public SourceClient {
                             const std::string& token) override {
         if (dead) return unreachable();
         if (token.empty()) ++freezes;
+        stamp(token.empty() ? froze_at : rearmed_at);
         return source_.prepare(topic, p, token);
     }
     Status fence(const NodeId&, const std::string& topic, PartitionId p, const std::string& token,
                  Offset hwm) override {
         if (dead) return unreachable();
+        stamp(fenced_at);
         return source_.fence(topic, p, token, hwm);
+    }
+
+    // When each call came, on `clock` (set by the fixture).
+    const Clock* clock = nullptr;
+    std::mutex times_mutex;
+    std::vector<MonoTime> froze_at, rearmed_at, fenced_at;  // GUARDED_BY(times_mutex)
+    std::vector<MonoTime> times(std::vector<MonoTime>& list) {
+        std::lock_guard lock(times_mutex);
+        return list;
     }
 
     std::atomic<int> freezes{0};       // PrepareHandoff calls that froze (no token)
@@ -117,6 +128,11 @@ class DirectSource final : public SourceClient {
     std::atomic<int> chunks_left{-1};  // > 0: the source dies at that many more chunks
 
   private:
+    void stamp(std::vector<MonoTime>& list) {
+        if (clock == nullptr) return;
+        std::lock_guard lock(times_mutex);
+        list.push_back(clock->now());
+    }
     static Status unreachable() { return Status(Errc::unavailable, "connection refused"); }
     HandoffService& source_;
 };
@@ -124,6 +140,7 @@ class DirectSource final : public SourceClient {
 class MoveTest : public ::testing::Test {
   protected:
     void SetUp() override {
+        direct_.clock = &clock_;
         store_.update([](meta::MetaState& state) {
             for (const char* id : {"n1", "n2", "n3"}) {
                 state.members[NodeId(id)] = meta::MemberInfo{.id = NodeId(id)};
@@ -597,6 +614,88 @@ TEST_F(MoveTest, ForcePromoteFlipRequiresTheSourceGoneAndDeclaredDead) {
     EXPECT_EQ(store_.force_promote(key_, NodeId("n1"), NodeId("n2")).value(),
               meta::FlipOutcome::flipped);
     EXPECT_EQ(assignment().owner, NodeId("n2"));
+}
+
+// Rule: while the drain runs under the freeze, the destination re-arms it every quarter of the
+// freeze TTL (7.5 s of 30 s), measured on its clock, so a pass longer than the TTL never lets it
+// lapse.
+TEST_F(MoveTest, FreezeIsReArmedEveryQuarterOfItsTtl) {
+    ASSERT_TRUE(source_.commit(0, 10).is_ok());
+    target("n2");
+    auto slept = std::make_shared<std::atomic<bool>>(false);
+    failpoint::set_hook("move.finalize_pass", [this, slept]() {
+        if (!slept->exchange(true)) clock_.sleep_for(Millis(40'000));  // one long drain pass
+        return Status::ok();
+    });
+    MoveProgress progress = run_move();
+    EXPECT_EQ(progress.phase, MovePhase::done) << progress.error;
+    EXPECT_EQ(direct_.freezes.load(), 1) << "the freeze lapsed";
+    std::vector<MonoTime> rearms = direct_.times(direct_.rearmed_at);
+    ASSERT_GE(rearms.size(), 5u);
+    // The first re-arm is counted from when the re-arm timer started, just after the freeze.
+    EXPECT_GE(rearms.front() - direct_.times(direct_.froze_at).front(), Millis(7'500));
+    for (size_t i = 1; i < rearms.size(); ++i) {
+        EXPECT_GE(rearms[i] - rearms[i - 1], Millis(7'500));
+        EXPECT_LT(rearms[i] - rearms[i - 1], Millis(8'500));
+    }
+}
+
+// Rule: a flip whose outcome stays unknown is proposed again for at most 2 minutes; then the
+// destination stops proposing and re-arming (the freeze lapses), takes its copy off the path on a
+// settled read, and freezes afresh.
+TEST_F(MoveTest, UnknownFlipIsProposedForTwoMinutesThenTheFreezeLapses) {
+    ASSERT_TRUE(source_.commit(0, 10).is_ok());
+    target("n2");
+    store_.lose_flips(1'000'000);
+    auto lost_at = std::make_shared<std::atomic<int64_t>>(0);
+    failpoint::set_hook("move.before_flip", [this, lost_at]() {
+        if (lost_at->load() == 0) lost_at->store(now_ns());  // the first proposal, lost
+        return Status::ok();
+    });
+    MoveContext context = destination_context(test_options());
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    worker.start();
+    drive_until([&] { return direct_.freezes.load() >= 2; });
+    std::vector<MonoTime> fences = direct_.times(direct_.fenced_at);
+    std::vector<MonoTime> froze = direct_.times(direct_.froze_at);
+    ASSERT_GE(fences.size(), 2u);
+    MonoTime first_unknown = MonoTime(std::chrono::nanoseconds(lost_at->load()));
+    MonoTime second_freeze = froze.at(1);
+    MonoTime last_proposal = first_unknown;
+    for (MonoTime at : fences) {
+        if (at < second_freeze) last_proposal = at;
+    }
+    EXPECT_LE(last_proposal - first_unknown, Millis(120'000)) << "proposed past the 2-minute limit";
+    EXPECT_GE(last_proposal - first_unknown, Millis(119'000)) << "stopped proposing early";
+    for (MonoTime at : direct_.times(direct_.rearmed_at)) {
+        if (at < second_freeze) {
+            EXPECT_LE(at - first_unknown, Millis(120'000) + Millis(7'600))
+                << "kept re-arming the first freeze";
+        }
+    }
+    store_.lose_flips(0);
+    drive_until([&] { return worker.finished(); });
+    EXPECT_EQ(worker.progress().phase, MovePhase::done) << worker.progress().error;
+    EXPECT_EQ(destination_.read_all().size(), 10u);
+}
+
+// Rule: the install finds the directory of a deleted incarnation under the topic's name (its
+// purge never reached this node): it sets it aside as <topic>.stale-<incarnation> instead of
+// refusing, and the move completes.
+TEST_F(MoveTest, InstallSetsAsideADeletedIncarnationsDirectory) {
+    ASSERT_TRUE(source_.commit(0, 8).is_ok());
+    std::string topic_directory = destination_.logs.topic_directory("orders");
+    ASSERT_TRUE(storage::prepare_topic_directory(io::posix_file_system(), topic_directory,
+                                                 IncarnationId("inc-0"))
+                    .is_ok());
+    ASSERT_TRUE(io::posix_file_system().create_directories(topic_directory + "/p00000").is_ok());
+    target("n2");
+    MoveProgress progress = run_move();
+    EXPECT_EQ(progress.phase, MovePhase::done) << progress.error;
+    EXPECT_EQ(destination_.read_all().size(), 8u);
+    EXPECT_TRUE(io::posix_file_system().exists(topic_directory + ".stale-inc-0"));
+    EXPECT_EQ(storage::read_incarnation(io::posix_file_system(), topic_directory).value(),
+              IncarnationId("inc-1"));
 }
 
 // Rule: a session that never reached the source cannot tell what it made visible: no promote.

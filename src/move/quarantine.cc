@@ -61,6 +61,19 @@ bool holds_unexpired_records(io::FileSystem& fs, Clock& clock, const std::string
     return false;
 }
 
+Status close_topic_partitions(io::FileSystem& fs, storage::LogManager& logs,
+                              const std::string& topic) {
+    auto names = fs.list_directory(logs.topic_directory(topic));
+    if (!names.is_ok()) return Status::ok();
+    for (const std::string& name : *names) {
+        int64_t partition = partition_of(name);
+        if (partition < 0 || name.size() != 6) continue;
+        NARAD_RETURN_IF_ERROR(
+            logs.close_partition(topic, PartitionId(static_cast<uint32_t>(partition))));
+    }
+    return Status::ok();
+}
+
 uint64_t directory_bytes(io::FileSystem& fs, const std::string& directory) {
     uint64_t total = 0;
     auto names = fs.list_directory(directory);

@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "io/file_system.h"
+#include "storage/log_manager.h"
 
 namespace narad::move {
 
@@ -31,6 +32,11 @@ Result<std::string> set_aside(io::FileSystem& fs, Clock& clock, const std::strin
 // forever). A missing directory holds none.
 bool holds_unexpired_records(io::FileSystem& fs, Clock& clock, const std::string& directory,
                              Millis retention);
+
+// Closes every open partition log of `topic` found in its directory (before the directory is
+// renamed away).
+Status close_topic_partitions(io::FileSystem& fs, storage::LogManager& logs,
+                              const std::string& topic);
 
 // Bytes of the files in `directory` and one level below.
 uint64_t directory_bytes(io::FileSystem& fs, const std::string& directory);

@@ -95,7 +95,10 @@ SweepReport StaleCopySweep::run(const std::function<bool(const meta::PartitionKe
     if (names.is_ok()) {
         meta::MetaSnapshot view = context_.store.snapshot();
         for (const std::string& name : *names) {
-            if (name.find(kStaleIncarnationInfix) != std::string::npos) continue;
+            if (size_t at = name.find(kStaleIncarnationInfix); at != std::string::npos) {
+                remove_stale_incarnation(name, at, report);
+                continue;
+            }
             auto info = context_.fs.stat(io::join_path(topics, name));
             if (!info.is_ok() || !info->is_directory) continue;
             sweep_topic(name, *view, busy, report);
@@ -235,6 +238,27 @@ void StaleCopySweep::act(const meta::PartitionKey& key, const IncarnationId& inc
         "deleted, its records may exist only here. Operator action required (topic={}, "
         "partition={}, owner={}, reason={}, quarantine_dir={})",
         key.topic, key.partition.value(), owner.value(), reason, *aside);
+}
+
+void StaleCopySweep::remove_stale_incarnation(const std::string& name, size_t at,
+                                              SweepReport& report) {
+    // <topic>.stale-<incarnation>[-<ms>]: removed once the metastore confirms it gone.
+    std::string topic = name.substr(0, at);
+    std::string incarnation = name.substr(at + std::string_view(kStaleIncarnationInfix).size());
+    incarnation = incarnation.substr(0, incarnation.find('-'));
+    auto confirmed = context_.store.read_topic(topic);
+    if (!confirmed.is_ok()) return;
+    if (confirmed->has_value() && (*confirmed)->incarnation.value() == incarnation) return;
+    std::string path = io::join_path(io::join_path(context_.data_dir, "topics"), name);
+    Status removed = context_.fs.remove_all(path);
+    if (removed.is_ok()) removed = context_.fs.sync_directory(io::parent_path(path));
+    if (!removed.is_ok()) {
+        NARAD_LOG_WARN("sweep: cannot remove {}: {}", path, removed.to_string());
+        return;
+    }
+    ++report.topics_removed;
+    NARAD_LOG_INFO("sweep: removed {}, a set-aside directory of deleted incarnation {}", path,
+                   incarnation);
 }
 
 void StaleCopySweep::remove_deleted(const std::string& name, const IncarnationId& incarnation,

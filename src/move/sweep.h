@@ -73,6 +73,8 @@ class StaleCopySweep {
     void sweep_topic(const std::string& name, const meta::MetaState& view,
                      const std::function<bool(const meta::PartitionKey&)>& busy,
                      SweepReport& report);
+    // A set-aside <topic>.stale-<incarnation> directory, once the metastore confirms it gone.
+    void remove_stale_incarnation(const std::string& name, size_t at, SweepReport& report);
     // The deleted incarnation's directory `name`, once the metastore confirms it gone.
     void remove_deleted(const std::string& name, const IncarnationId& incarnation,
                         SweepReport& report);

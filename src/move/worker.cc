@@ -796,8 +796,23 @@ Status MoveWorker::install() {
     }
     context_.consume.drop_partition(partition_.topic, partition_.partition, false);
     NARAD_RETURN_IF_ERROR(context_.logs.close_partition(partition_.topic, partition_.partition));
-    NARAD_RETURN_IF_ERROR(storage::prepare_topic_directory(
-        context_.fs, context_.logs.topic_directory(partition_.topic), incarnation_));
+    // A deleted incarnation's directory under the name (its purge never reached this node) is set
+    // aside rather than refused forever: the record, read under the guard, names ours.
+    std::string topic_directory = context_.logs.topic_directory(partition_.topic);
+    auto existing = storage::read_incarnation(context_.fs, topic_directory);
+    if (existing.is_ok() && *existing != incarnation_) {
+        context_.consume.drop_topic(partition_.topic);
+        NARAD_RETURN_IF_ERROR(close_topic_partitions(context_.fs, context_.logs, partition_.topic));
+        NARAD_ASSIGN_OR_RETURN(
+            std::string aside,
+            set_aside(context_.fs, context_.clock, topic_directory,
+                      topic_directory + kStaleIncarnationInfix + existing->value()));
+        NARAD_LOG_WARN(
+            "move: set aside stale incarnation directory {} (topic '{}', incarnation {})", aside,
+            partition_.topic, existing->value());
+    }
+    NARAD_RETURN_IF_ERROR(
+        storage::prepare_topic_directory(context_.fs, topic_directory, incarnation_));
     NARAD_FAILPOINT_RETURN("move.install");
     NARAD_RETURN_IF_ERROR(install_copy(context_.fs, context_.clock, staging_directory(),
                                        partition_directory(), Millis(topic->retention_ms)));

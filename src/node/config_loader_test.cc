@@ -85,6 +85,35 @@ TEST(ConfigLoaderTest, ValidationJoinsAllProblems) {
         "topic.default_partitions must be >= 3; log.format \"xml\" is not one of [json, text]");
 }
 
+// Rule: every move constant is a setting: the file's `move` block and NARAD_MOVE_* (the variable
+// winning), each with the spec's default and checked.
+TEST(ConfigLoaderTest, MoveSettingsFromTheFileAndTheEnvironment) {
+    Config defaults;
+    EXPECT_EQ(defaults.move.force_promote_after, std::chrono::minutes(2));
+    EXPECT_EQ(defaults.move.dead_target_abort_after, std::chrono::minutes(2));
+    EXPECT_EQ(defaults.move.sweep_every, 30);
+    EXPECT_EQ(defaults.move.max_passes, 20);
+    EXPECT_EQ(defaults.move.passes_without_progress, 3);
+    Config config;
+    ASSERT_TRUE(apply_config_json(R"({"move":{"force_promote_after":"90s","sweep_every":5,)"
+                                  R"("max_passes":7,"passes_without_progress":2}})",
+                                  config)
+                    .is_ok());
+    EXPECT_EQ(config.move.force_promote_after, std::chrono::seconds(90));
+    EXPECT_EQ(config.move.sweep_every, 5);
+    ASSERT_TRUE(apply_environment(env_of({{"NARAD_MOVE_FORCE_PROMOTE_AFTER", "8s"},
+                                          {"NARAD_MOVE_DEAD_TARGET_ABORT_AFTER", "9s"}}),
+                                  config)
+                    .is_ok());
+    EXPECT_EQ(config.move.force_promote_after, std::chrono::seconds(8));
+    EXPECT_EQ(config.move.dead_target_abort_after, std::chrono::seconds(9));
+    EXPECT_EQ(config.move.max_passes, 7);
+    EXPECT_FALSE(apply_config_json(R"({"move":{"bogus":1}})", config).is_ok());
+    EXPECT_EQ(
+        load_config({}, env_of({{"NARAD_MOVE_PASSES_WITHOUT_PROGRESS", "50"}})).status().message(),
+        "config: move.passes_without_progress must be between 1 and move.max_passes");
+}
+
 // Rule: every address is checked at load time, so nothing later can abort on one: a listen address
 // needs a port, a join target a host and a port, a metastore endpoint http://host:port.
 TEST(ConfigLoaderTest, AddressesNeedAPort) {

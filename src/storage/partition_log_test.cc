@@ -11,6 +11,31 @@ using testing::LogTest;
 
 class PartitionLogTest : public LogTest {};
 
+// Rule (the owner's self-fence): a commit whose before_publish check fails after its fsync is
+// rolled back: it fails with that status, the high watermark does not move, nothing of it is
+// readable, and it is gone after a reopen; the next commit goes on normally.
+TEST_F(PartitionLogTest, CommitRefusedAfterItsSyncIsRolledBack) {
+    bool allowed = true;
+    options_.before_publish = [&allowed] {
+        return allowed ? Status::ok() : Status(Errc::unavailable, "lease not known valid");
+    };
+    open_log();
+    append_values(0, 3);
+    allowed = false;
+    std::vector<Record> records = {Record{.key = "k", .value = "refused"}};
+    auto refused = log_->append(records);
+    EXPECT_EQ(refused.code(), Errc::unavailable);
+    EXPECT_EQ(log_->high_watermark(), Offset(3));
+    EXPECT_EQ(read_all().records.size(), 3u);
+    allowed = true;
+    AppendResult next = append_values(3, 2);
+    EXPECT_EQ(next.first, Offset(3));
+    reopen();
+    ReadResult all = read_all();
+    ASSERT_EQ(all.records.size(), 5u);
+    for (const auto& record : all.records) EXPECT_NE(record.value, "refused");
+}
+
 // Rule: records read back exactly as appended, with dense offsets, across many segment rolls and
 // across a reopen.
 TEST_F(PartitionLogTest, AppendReadRoundTripAcrossSegmentRolls) {
