@@ -1,11 +1,12 @@
 #include "base/json_scan.h"
 
 #include <gtest/gtest.h>
-#include <pthread.h>
 
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+
+#include "base/small_stack_for_test.h"
 
 namespace narad::json_scan {
 namespace {
@@ -14,20 +15,8 @@ std::string nested_arrays(size_t levels) {
     return std::string(levels, '[') + std::string(levels, ']');
 }
 
-// Runs `fn` on a thread with a 64 KiB stack: a recursive walk of a deeply nested document would
-// overflow it and crash the test binary.
 void on_small_stack(std::function<void()> fn) {
-    pthread_attr_t attributes;
-    ASSERT_EQ(pthread_attr_init(&attributes), 0);
-    ASSERT_EQ(pthread_attr_setstacksize(&attributes, 64 * 1024), 0);
-    pthread_t thread;
-    auto trampoline = [](void* argument) -> void* {
-        (*static_cast<std::function<void()>*>(argument))();
-        return nullptr;
-    };
-    ASSERT_EQ(pthread_create(&thread, &attributes, trampoline, &fn), 0);
-    pthread_join(thread, nullptr);
-    pthread_attr_destroy(&attributes);
+    testing::run_on_small_stack(64 * 1024, std::move(fn));
 }
 
 // Rule: the scanner accepts exactly the JSON grammar (Go's json.Valid) and reports where a value

@@ -6,6 +6,16 @@
 
 namespace narad {
 
+void run_contained(const std::function<void()>& fn, std::string_view what) {
+    try {
+        fn();
+    } catch (const std::exception& e) {
+        NARAD_LOG_ERROR("{} threw: {}", what, e.what());
+    } catch (...) {
+        NARAD_LOG_ERROR("{} threw a non-standard exception", what);
+    }
+}
+
 ThreadPool::ThreadPool(std::string name, size_t threads, size_t max_queued)
     : name_(std::move(name)), max_queued_(max_queued) {
     for (size_t i = 0; i < threads; ++i) {
@@ -54,13 +64,7 @@ void ThreadPool::run() {
         // A task that throws must not take the process down with std::terminate: it is
         // logged and the thread goes on (a task that answers a request catches its own, so its
         // request still gets an answer: api/respond.h answer_on_pool).
-        try {
-            task();
-        } catch (const std::exception& e) {
-            NARAD_LOG_ERROR("a task of pool {} threw: {}", name_, e.what());
-        } catch (...) {
-            NARAD_LOG_ERROR("a task of pool {} threw a non-standard exception", name_);
-        }
+        run_contained(task, "a task of pool " + name_);
     }
 }
 

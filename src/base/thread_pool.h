@@ -15,6 +15,10 @@
 
 namespace narad {
 
+// Runs `fn`; an exception it throws is logged as "<what> threw: ..." and goes no further (a pool
+// task, a timer callback: nothing above them could handle it).
+void run_contained(const std::function<void()>& fn, std::string_view what);
+
 class ThreadPool {
   public:
     ThreadPool(std::string name, size_t threads, size_t max_queued = 10'000);

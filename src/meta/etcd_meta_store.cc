@@ -440,16 +440,15 @@ Result<size_t> EtcdMetaStore::set_targets(const std::vector<TargetChange>& chang
     return applied;
 }
 
-Result<FlipOutcome> EtcdMetaStore::complete_move(const PartitionKey& partition,
-                                                 const NodeId& source, const NodeId& target,
-                                                 const std::string& freeze_token) {
+Result<FlipOutcome> EtcdMetaStore::flip(const PartitionKey& partition, const NodeId& source,
+                                        const NodeId& target, std::vector<Compare> guards,
+                                        FlipOutcome unchanged) {
     std::string key = keys_.assignment(partition.topic, partition.partition);
-    std::string freeze = keys_.freeze(partition.topic, partition.partition);
+    guards.insert(guards.begin(),
+                  Compare::value_is(key, encode_assignment(Assignment{source, target})));
     NARAD_ASSIGN_OR_RETURN(
         TxnResult result,
-        client_.txn({Compare::value_is(key, encode_assignment(Assignment{source, target})),
-                     Compare::value_is(freeze, freeze_token)},
-                    {TxnOp::put(key, encode_assignment(Assignment{target, {}}))},
+        client_.txn(std::move(guards), {TxnOp::put(key, encode_assignment(Assignment{target, {}}))},
                     {TxnOp::range(key)}));
     if (result.succeeded) {
         NARAD_RETURN_IF_ERROR(after_write(result.revision));
@@ -462,32 +461,24 @@ Result<FlipOutcome> EtcdMetaStore::complete_move(const PartitionKey& partition,
         NARAD_RETURN_IF_ERROR(after_write(read.revision));
         return FlipOutcome::already_flipped;
     }
-    if (now.owner == source && now.target == target) return FlipOutcome::freeze_lapsed;
+    // Owner and target as the move had them: only a guard failed.
+    if (now.owner == source && now.target == target) return unchanged;
     return FlipOutcome::refused;
+}
+
+Result<FlipOutcome> EtcdMetaStore::complete_move(const PartitionKey& partition,
+                                                 const NodeId& source, const NodeId& target,
+                                                 const std::string& freeze_token) {
+    std::string freeze = keys_.freeze(partition.topic, partition.partition);
+    return flip(partition, source, target, {Compare::value_is(freeze, freeze_token)},
+                FlipOutcome::freeze_lapsed);
 }
 
 Result<FlipOutcome> EtcdMetaStore::force_promote(const PartitionKey& partition,
                                                  const NodeId& source, const NodeId& target) {
-    std::string key = keys_.assignment(partition.topic, partition.partition);
-    NARAD_ASSIGN_OR_RETURN(
-        TxnResult result,
-        client_.txn({Compare::value_is(key, encode_assignment(Assignment{source, target})),
-                     Compare::missing(keys_.live(source)), Compare::present(keys_.dead(source))},
-                    {TxnOp::put(key, encode_assignment(Assignment{target, {}}))},
-                    {TxnOp::range(key)}));
-    if (result.succeeded) {
-        NARAD_RETURN_IF_ERROR(after_write(result.revision));
-        return FlipOutcome::flipped;
-    }
-    const RangeResult& read = result.ranges.front();
-    if (read.kvs.empty()) return FlipOutcome::refused;
-    NARAD_ASSIGN_OR_RETURN(Assignment now, decode_assignment(read.kvs.front().value));
-    if (now.owner == target) {
-        NARAD_RETURN_IF_ERROR(after_write(read.revision));
-        return FlipOutcome::already_flipped;
-    }
-    if (now.owner == source && now.target == target) return FlipOutcome::source_alive;
-    return FlipOutcome::refused;
+    return flip(partition, source, target,
+                {Compare::missing(keys_.live(source)), Compare::present(keys_.dead(source))},
+                FlipOutcome::source_alive);
 }
 
 Result<bool> EtcdMetaStore::declare_dead(const NodeId& node, int64_t down_ms) {

@@ -99,6 +99,11 @@ class EtcdMetaStore final : public MetaStore {
     // Runs a txn with the fence's compare appended; a failed fence is Errc::conflict.
     Result<TxnResult> fenced_txn(std::vector<Compare> compare, std::vector<TxnOp> success);
     Status after_write(int64_t revision);
+    // owner := target if the assignment is still {source, target} and every guard holds; a
+    // guard that fails with owner and target unchanged answers `unchanged`.
+    Result<FlipOutcome> flip(const PartitionKey& partition, const NodeId& source,
+                             const NodeId& target, std::vector<Compare> guards,
+                             FlipOutcome unchanged);
 
     EtcdClient& client_;
     Clock& clock_;

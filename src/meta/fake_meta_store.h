@@ -148,49 +148,21 @@ class FakeMetaStore final : public MetaStore {
     Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
                                       const NodeId& target,
                                       const std::string& freeze_token) override {
-        if (lost_flips_.fetch_sub(1) > 0) {
-            return Status(Errc::unknown_outcome, "the flip's reply was lost");
-        }
-        std::lock_guard write(write_mutex_);
-        MetaSnapshot current = snapshot();
-        const Assignment* now = current->find_assignment(partition.topic, partition.partition);
-        if (now == nullptr) return FlipOutcome::refused;
-        if (now->owner == target) return FlipOutcome::already_flipped;
-        if (now->owner != source || now->target != target) return FlipOutcome::refused;
-        bool freeze_holds = false;
-        {
+        return flip(partition, source, target, FlipOutcome::freeze_lapsed, [&](const MetaState&) {
             std::lock_guard lock(mutex_);
             for (const auto& [lease, held] : freezes_) {
-                if (held.first == partition && held.second == freeze_token) freeze_holds = true;
+                if (held.first == partition && held.second == freeze_token) return true;
             }
-        }
-        if (!freeze_holds) return FlipOutcome::freeze_lapsed;
-        auto next = std::make_shared<MetaState>(*current);
-        next->assignments[partition] = Assignment{target, {}};
-        bump(*next, *current);
-        publish(std::move(next));
-        return FlipOutcome::flipped;
+            return false;
+        });
     }
 
     Result<FlipOutcome> force_promote(const PartitionKey& partition, const NodeId& source,
                                       const NodeId& target) override {
-        if (lost_flips_.fetch_sub(1) > 0) {
-            return Status(Errc::unknown_outcome, "the force-promote's reply was lost");
-        }
-        std::lock_guard write(write_mutex_);
-        MetaSnapshot current = snapshot();
-        const Assignment* now = current->find_assignment(partition.topic, partition.partition);
-        if (now == nullptr) return FlipOutcome::refused;
-        if (now->owner == target) return FlipOutcome::already_flipped;
-        if (now->owner != source || now->target != target) return FlipOutcome::refused;
-        if (current->is_live(source) || current->declared_dead.count(source) == 0) {
-            return FlipOutcome::source_alive;
-        }
-        auto next = std::make_shared<MetaState>(*current);
-        next->assignments[partition] = Assignment{target, {}};
-        bump(*next, *current);
-        publish(std::move(next));
-        return FlipOutcome::flipped;
+        return flip(partition, source, target, FlipOutcome::source_alive,
+                    [&](const MetaState& state) {
+                        return !state.is_live(source) && state.declared_dead.count(source) > 0;
+                    });
     }
 
     Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
@@ -225,6 +197,28 @@ class FakeMetaStore final : public MetaStore {
     }
 
   private:
+    // As EtcdMetaStore's flip: owner := target while the assignment is {source, target} and
+    // `guard` holds; `unchanged` when only the guard failed.
+    template <typename Guard>
+    Result<FlipOutcome> flip(const PartitionKey& partition, const NodeId& source,
+                             const NodeId& target, FlipOutcome unchanged, Guard&& guard) {
+        if (lost_flips_.fetch_sub(1) > 0) {
+            return Status(Errc::unknown_outcome, "the flip's reply was lost");
+        }
+        std::lock_guard write(write_mutex_);
+        MetaSnapshot current = snapshot();
+        const Assignment* now = current->find_assignment(partition.topic, partition.partition);
+        if (now == nullptr) return FlipOutcome::refused;
+        if (now->owner == target) return FlipOutcome::already_flipped;
+        if (now->owner != source || now->target != target) return FlipOutcome::refused;
+        if (!guard(*current)) return unchanged;
+        auto next = std::make_shared<MetaState>(*current);
+        next->assignments[partition] = Assignment{target, {}};
+        bump(*next, *current);
+        publish(std::move(next));
+        return FlipOutcome::flipped;
+    }
+
     static void bump(MetaState& next, const MetaState& current) {
         next.revision = current.revision + 1;
         next.topics_version = current.topics_version + 1;

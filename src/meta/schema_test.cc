@@ -1,9 +1,10 @@
 #include "meta/schema.h"
 
 #include <gtest/gtest.h>
-#include <pthread.h>
 
 #include <functional>
+
+#include "base/small_stack_for_test.h"
 
 namespace narad::meta {
 namespace {
@@ -29,19 +30,8 @@ std::string nested_arrays(size_t levels) {
     return std::string(levels, '[') + std::string(levels, ']');
 }
 
-// Runs `fn` on a thread with a 256 KiB stack, where a recursive parse of a deep document crashes.
 void on_small_stack(std::function<void()> fn) {
-    pthread_attr_t attributes;
-    ASSERT_EQ(pthread_attr_init(&attributes), 0);
-    ASSERT_EQ(pthread_attr_setstacksize(&attributes, 256 * 1024), 0);
-    pthread_t thread;
-    auto trampoline = [](void* argument) -> void* {
-        (*static_cast<std::function<void()>*>(argument))();
-        return nullptr;
-    };
-    ASSERT_EQ(pthread_create(&thread, &attributes, trampoline, &fn), 0);
-    pthread_join(thread, nullptr);
-    pthread_attr_destroy(&attributes);
+    testing::run_on_small_stack(256 * 1024, std::move(fn));
 }
 
 // Rule (regression: one deep produce took the node down): a payload nested deeper than 256 levels

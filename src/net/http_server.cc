@@ -24,6 +24,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/thread_pool.h"
 #include "net/http_wire.h"
 #include "net/request_reader.h"
 
@@ -57,16 +58,6 @@ ServerMetrics& server_metrics() {
         registry.gauge("narad_http_requests_in_flight", "HTTP requests read and not yet answered")
             .get()};
     return instance;
-}
-
-void run_guarded(const std::function<void()>& fn, std::string_view what) {
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        NARAD_LOG_ERROR("{} threw: {}", what, e.what());
-    } catch (...) {
-        NARAD_LOG_ERROR("{} threw a non-standard exception", what);
-    }
 }
 
 std::string json_error(std::string_view message) {
@@ -685,13 +676,13 @@ std::shared_ptr<ScheduledTask> HttpServer::Impl::after(Millis delay, std::functi
         if (!state->phase.compare_exchange_strong(expected, TaskState::kRan)) return;
         auto task_fn = std::move(state->fn);
         state->fn = nullptr;
-        run_guarded(task_fn, "scheduled task");
+        run_contained(task_fn, "scheduled task");
     });
     return std::make_shared<TimerTask>(std::move(state), timer, gate_);
 }
 
 void HttpServer::Impl::post(std::function<void()> fn) {
-    asio::post(ioc_, [fn = std::move(fn)] { run_guarded(fn, "posted task"); });
+    asio::post(ioc_, [fn = std::move(fn)] { run_contained(fn, "posted task"); });
 }
 
 HttpServer::HttpServer(ServerOptions options, HttpHandler& handler)
