@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/metrics.h"
 #include "cluster/controller.h"
 #include "cluster/membership.h"
 #include "meta/etcd_meta_store.h"
@@ -204,6 +205,59 @@ TEST_F(ClusterEtcdTest, ControllerWhoseLeaseExpiresIsDeposed) {
     stale.set_fence(std::nullopt);
     ca.stop();
     cb.stop();
+}
+
+double blocked_gauge(const char* reason) {
+    return metrics::Registry::global()
+        .gauge("narad_moves_blocked", "", {"reason"})
+        .with({reason})
+        .value();
+}
+
+// Rule: the controller measures on its own clock: it clears the target of a move to a node that
+// is no member at once, of a move to a dead member only past the dead-target bound (reporting it
+// as target_dead meanwhile), declares a member dead only once it has been down for the
+// force-promote timeout, and clears that verdict when the member is live again.
+TEST_F(ClusterEtcdTest, ControllerVerdictsAndDeadTargetsFollowItsOwnClock) {
+    FakeClock clock;
+    meta::EtcdClient client(transport_, meta::EtcdClientOptions{.endpoints = {etcd_.endpoint()}});
+    auto store = meta::EtcdMetaStore::open(client, clock, {}).value();
+    Membership membership(*store, clock, member("a"), MembershipOptions{});
+    ASSERT_TRUE(membership.start().is_ok());
+    ASSERT_TRUE(store->put_member(member("b")).is_ok());  // a member without a liveness key
+    ASSERT_TRUE(store->create_topic_on(topic("t", 3, "00000000000000ee"), NodeId("a")).is_ok());
+    meta::PartitionKey to_dead{"t", PartitionId(0)};
+    meta::PartitionKey to_ghost{"t", PartitionId(1)};
+    meta::Assignment owned{NodeId("a"), {}};
+    ASSERT_EQ(
+        store->set_targets({{to_dead, owned, NodeId("b")}, {to_ghost, owned, NodeId("ghost")}})
+            .value(),
+        2u);
+    ControllerOptions options{.tick = 200ms,
+                              .leadership_check = 20ms,
+                              .dead_after = 30s,
+                              .campaign_wait = 500ms,
+                              .force_promote_after = 120s,
+                              .dead_target_abort_after = 60s};
+    Controller controller(*store, membership, clock, NodeId("a"), options);
+    controller.start();
+    auto target_of = [&](const meta::PartitionKey& key) {
+        return store->snapshot()->find_assignment(key.topic, key.partition)->target;
+    };
+    auto dead_verdict = [&] { return store->snapshot()->declared_dead.count(NodeId("b")) > 0; };
+    ASSERT_TRUE(eventually([&] { return target_of(to_ghost).value().empty(); }))
+        << "the move to a node that is no member was not cleared";
+    clock.advance(59s);
+    ASSERT_TRUE(eventually([&] { return blocked_gauge("target_dead") == 1; }));
+    EXPECT_EQ(target_of(to_dead), NodeId("b")) << "cleared before the dead-target bound";
+    clock.advance(2s);
+    ASSERT_TRUE(eventually([&] { return target_of(to_dead).value().empty(); }));
+    EXPECT_FALSE(dead_verdict()) << "declared dead before the force-promote timeout";
+    clock.advance(60s);
+    ASSERT_TRUE(eventually(dead_verdict)) << "not declared dead after 121 s down";
+    ASSERT_TRUE(client.put(store->keys().live(NodeId("b")), "alive").is_ok());
+    EXPECT_TRUE(eventually([&] { return !dead_verdict(); })) << "the verdict outlived the return";
+    controller.stop();
 }
 
 // Rule: an election observer is told the current leader and then each new one, once each.

@@ -80,6 +80,24 @@ std::string ids(const std::vector<int>& list) {
     return out;
 }
 
+// Nodes 1-3 with a 4-partition topic (2/1/1), each partition prefilled with `per_partition`
+// committed messages of `pad` bytes, then node 4 joining and the one move planned onto it.
+OneMove prefilled_move(Cluster& cluster, const std::string& topic, int per_partition, size_t pad,
+                       Ledger& ledger) {
+    OneMove setup;
+    setup.initial = start_with_topic(cluster, topic, 4);
+    EXPECT_EQ(setup.initial.size(), 4u);
+    if (setup.initial.size() != 4u) return setup;
+    prefill_committed(cluster, topic, 4, per_partition, pad, ledger);
+    cluster.join(4);
+    if (::testing::Test::HasFatalFailure()) return setup;
+    auto move = wait_single_move(cluster, 1, seconds(30));
+    if (!move) return setup;
+    setup.move = *move;
+    setup.source = cluster.index_of(move->from);
+    return setup;
+}
+
 // Waits until node 4 reports the move's first pass complete (every listed byte copied).
 bool first_pass_done(Cluster& cluster, const Move& move) {
     return eventually(
@@ -124,13 +142,9 @@ TEST(MoveFailureTest, SourceDeadForGoodAfterTheCopyCaughtUpIsForcePromoted) {
     constexpr int kPer = 200;
     Ledger ledger(100'000);
     OffsetBook offsets;
-    auto initial = start_with_topic(cluster, topic, 4);
-    ASSERT_EQ(initial.size(), 4u);
-    prefill_committed(cluster, topic, 4, kPer, 256, ledger);
-    ASSERT_NO_FATAL_FAILURE(cluster.join(4));
-    auto move = wait_single_move(cluster, 1, seconds(30));
-    ASSERT_TRUE(move);
-    OneMove setup{initial, *move, cluster.index_of(move->from)};
+    OneMove setup = prefilled_move(cluster, topic, kPer, 256, ledger);
+    ASSERT_NE(setup.source, 0) << "no move was planned";
+    const Move* move = &setup.move;
     ASSERT_TRUE(first_pass_done(cluster, *move)) << move_logs(cluster);
     cluster.kill(setup.source);
 
@@ -168,13 +182,11 @@ TEST(MoveFailureTest, SourceDeadBeforeTheCopyCaughtUpWaitsThenCompletes) {
     const std::string topic = "behind";
     Ledger ledger(100'000);
     OffsetBook offsets;
-    auto initial = start_with_topic(cluster, topic, 4);
-    ASSERT_EQ(initial.size(), 4u);
-    int next = prefill_committed(cluster, topic, 4, 1600, 8 << 10, ledger);
-    ASSERT_NO_FATAL_FAILURE(cluster.join(4));
-    auto move = wait_single_move(cluster, 1, seconds(30));
-    ASSERT_TRUE(move);
-    const int source = cluster.index_of(move->from);
+    OneMove setup = prefilled_move(cluster, topic, 1600, 8 << 10, ledger);
+    ASSERT_NE(setup.source, 0) << "no move was planned";
+    const Move* move = &setup.move;
+    int next = 4 * (1600);
+    const int source = setup.source;
     ASSERT_TRUE(wait_copying(cluster, *move)) << move_logs(cluster);
     cluster.kill(source);
     Traffic traffic(cluster, topic, ledger, next);
@@ -220,13 +232,11 @@ TEST(MoveFailureTest, ZombieSourceFencesItselfAndLosesNothing) {
     const std::string topic = "zombie";
     Ledger ledger(100'000);
     OffsetBook offsets;
-    auto initial = start_with_topic(cluster, topic, 4);
-    ASSERT_EQ(initial.size(), 4u);
-    int next = prefill_committed(cluster, topic, 4, 200, 256, ledger);
-    ASSERT_NO_FATAL_FAILURE(cluster.join(4));
-    auto move = wait_single_move(cluster, 1, seconds(30));
-    ASSERT_TRUE(move);
-    const int source = cluster.index_of(move->from);
+    OneMove setup = prefilled_move(cluster, topic, 200, 256, ledger);
+    ASSERT_NE(setup.source, 0) << "no move was planned";
+    const Move* move = &setup.move;
+    int next = 4 * (200);
+    const int source = setup.source;
     ASSERT_TRUE(first_pass_done(cluster, *move)) << move_logs(cluster);
     std::string produced = "narad_messages_produced_total{topic=\"" + topic + "\",partition=\"" +
                            std::to_string(move->partition) + "\"}";
@@ -409,12 +419,9 @@ TEST(MoveFailureTest, AbortRacingAFlipReportsWhatHappened) {
     Cluster cluster(options);
     const std::string topic = "race";
     Ledger ledger(10'000);
-    auto initial = start_with_topic(cluster, topic, 4);
-    ASSERT_EQ(initial.size(), 4u);
-    prefill_committed(cluster, topic, 4, 50, 256, ledger);
-    ASSERT_NO_FATAL_FAILURE(cluster.join(4));
-    auto move = wait_single_move(cluster, 1, seconds(30));
-    ASSERT_TRUE(move);
+    OneMove setup = prefilled_move(cluster, topic, 50, 256, ledger);
+    ASSERT_NE(setup.source, 0) << "no move was planned";
+    const Move* move = &setup.move;
     ASSERT_TRUE(reaches_phase(cluster, *move, "flipping")) << move_logs(cluster);
     auto raced = abort_move(cluster, 2, *move);
     ASSERT_TRUE(raced.is_ok());
@@ -436,13 +443,9 @@ TEST(MoveFailureTest, FlipLostThenSourceDiesCompletesAsForcePromote) {
     constexpr int kPer = 100;
     Ledger ledger(100'000);
     OffsetBook offsets;
-    auto initial = start_with_topic(cluster, topic, 4);
-    ASSERT_EQ(initial.size(), 4u);
-    prefill_committed(cluster, topic, 4, kPer, 256, ledger);
-    ASSERT_NO_FATAL_FAILURE(cluster.join(4));
-    auto move = wait_single_move(cluster, 1, seconds(30));
-    ASSERT_TRUE(move);
-    OneMove setup{initial, *move, cluster.index_of(move->from)};
+    OneMove setup = prefilled_move(cluster, topic, kPer, 256, ledger);
+    ASSERT_NE(setup.source, 0) << "no move was planned";
+    const Move* move = &setup.move;
     ASSERT_TRUE(reaches_phase(cluster, *move, "flipping")) << move_logs(cluster);
     cluster.kill(setup.source);
     Traffic traffic(cluster, topic, ledger, 10'000);
@@ -469,13 +472,10 @@ TEST(MoveFailureTest, SweepQuarantinesACopyTheOwnerCannotVouchFor) {
     Cluster cluster(options);
     const std::string topic = "vouch";
     Ledger ledger(10'000);
-    auto initial = start_with_topic(cluster, topic, 4);
-    ASSERT_EQ(initial.size(), 4u);
-    prefill_committed(cluster, topic, 4, 50, 256, ledger);
-    ASSERT_NO_FATAL_FAILURE(cluster.join(4));
-    auto move = wait_single_move(cluster, 1, seconds(30));
-    ASSERT_TRUE(move);
-    const int source = cluster.index_of(move->from);
+    OneMove setup = prefilled_move(cluster, topic, 50, 256, ledger);
+    ASSERT_NE(setup.source, 0) << "no move was planned";
+    const Move* move = &setup.move;
+    const int source = setup.source;
     ASSERT_TRUE(reaches_phase(cluster, *move, "flipping")) << move_logs(cluster);
     // Installed and about to flip: the new owner loses its marker.
     std::string marker = partition_directory(cluster.node(4), *move) + "/move.marker";
