@@ -206,6 +206,10 @@ class MoveTest : public ::testing::Test {
     // The source dies: every call to it fails and the metastore sees its liveness key gone now.
     void kill_source(bool declared_dead) {
         direct_.dead = true;
+        mark_source_down(declared_dead);
+    }
+    // The metastore sees the source's liveness key gone from now on (its calls still work).
+    void mark_source_down(bool declared_dead) {
         store_.update([&](meta::MetaState& state) {
             state.live.erase(NodeId("n1"));
             state.down_since[NodeId("n1")] = clock_.now();
@@ -570,11 +574,7 @@ TEST_F(MoveTest, ForcePromoteWaitsForTheControllersVerdict) {
 TEST_F(MoveTest, CopyBehindTheSourceIsNeverPromoted) {
     ASSERT_TRUE(source_.commit(0, 60).is_ok());
     target("n2");
-    store_.update([&](meta::MetaState& state) {
-        state.live.erase(NodeId("n1"));
-        state.down_since[NodeId("n1")] = clock_.now();
-        state.declared_dead.insert(NodeId("n1"));
-    });
+    mark_source_down(/*declared_dead=*/true);
     direct_.chunks_left = 3;  // listed, then dies two chunks into the copy
     MoveContext context = destination_context(test_options());
     MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
@@ -773,10 +773,7 @@ TEST_F(MoveTest, DeleteAndRecreateDuringTheSettleLeavesTheSuccessorAlone) {
 TEST_F(MoveTest, EndedMoveWithADeadSourceQuarantinesItsStaging) {
     ASSERT_TRUE(source_.commit(0, 60).is_ok());
     target("n2");
-    store_.update([&](meta::MetaState& state) {
-        state.live.erase(NodeId("n1"));
-        state.down_since[NodeId("n1")] = clock_.now();
-    });
+    mark_source_down(/*declared_dead=*/false);
     direct_.chunks_left = 3;
     MoveContext context = destination_context(test_options());
     MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));

@@ -94,17 +94,6 @@ std::map<std::string, int> owners_of(const json& topic) {
     return owners;
 }
 
-// Per-member owned_partitions, from one node's /v1/cluster/members.
-std::map<std::string, int> owned_partitions(Cluster& cluster, int observer) {
-    std::map<std::string, int> owned;
-    auto body = cluster.members(observer);
-    if (!body) return owned;
-    for (const auto& member : (*body)["members"]) {
-        owned[member.value("id", "")] = member.value("owned_partitions", -1);
-    }
-    return owned;
-}
-
 // A cluster the tests below share because they change nothing but data.
 class HealthyClusterTest : public ::testing::Test {
   protected:

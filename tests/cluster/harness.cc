@@ -536,4 +536,14 @@ int consume_and_ack(net::HttpClient& client, const std::string& topic, Ledger& l
     return static_cast<int>(handles.size());
 }
 
+std::map<std::string, int> owned_partitions(const Cluster& cluster, int observer) {
+    std::map<std::string, int> owned;
+    auto body = cluster.members(observer);
+    if (!body) return owned;
+    for (const auto& member : (*body)["members"]) {
+        owned[member.value("id", "")] = member.value("owned_partitions", -1);
+    }
+    return owned;
+}
+
 }  // namespace narad::testing

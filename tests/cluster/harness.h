@@ -218,6 +218,10 @@ class Cluster {
     std::vector<std::unique_ptr<NodeProcess>> nodes_;
 };
 
+// Per-member owned_partitions, from node `observer`'s /v1/cluster/members (empty when it does not
+// answer).
+std::map<std::string, int> owned_partitions(const Cluster& cluster, int observer);
+
 // Consumes up to 100 messages of `topic` through `client` (waiting up to 500 ms), records them in
 // the ledger (and, given one, each one's partition and offset in `offsets`) and acks them. Returns
 // how many came back, or -1 when the node did not answer 200/204.

@@ -91,17 +91,6 @@ inline std::map<std::string, int> owner_counts(const std::map<int, Assignment>& 
     return counts;
 }
 
-// Per-member owned_partitions, from one node's /v1/cluster/members.
-inline std::map<std::string, int> owned_partitions(const Cluster& cluster, int observer) {
-    std::map<std::string, int> owned;
-    auto body = cluster.members(observer);
-    if (!body) return owned;
-    for (const auto& member : (*body)["members"]) {
-        owned[member.value("id", "")] = member.value("owned_partitions", -1);
-    }
-    return owned;
-}
-
 struct Move {
     std::string topic;
     int partition = 0;
