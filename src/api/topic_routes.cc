@@ -219,6 +219,7 @@ void register_controller_routes(Router& internal, ApiContext& context) {
     add_controller_route(internal, c, "DELETE", "/v1/topics/{topic}",
                          std::bind(delete_route, c, _1, _2, _3));
     register_controller_move_routes(internal, context);
+    register_controller_decommission_routes(internal, context);
 }
 
 void register_topic_routes(Router& router, ApiContext& context) {

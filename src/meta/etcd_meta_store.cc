@@ -301,14 +301,14 @@ std::optional<Fence> EtcdMetaStore::fence() const {
 }
 
 Result<TxnResult> EtcdMetaStore::fenced_txn(std::vector<Compare> compare,
-                                            std::vector<TxnOp> success) {
+                                            std::vector<TxnOp> success,
+                                            std::vector<TxnOp> failure) {
     std::optional<Fence> held = fence();
     if (!held && options_.require_fence) {
         return Status(Errc::unavailable,
                       "control plane temporarily unavailable: this node is not the controller; "
                       "retry");
     }
-    std::vector<TxnOp> failure;
     if (held) {
         compare.push_back(Compare::create_revision_is(held->key, held->create_revision));
         failure.push_back(TxnOp::range(held->key));
@@ -332,6 +332,18 @@ Status EtcdMetaStore::after_write(int64_t revision) {
     return wait_for_revision(revision, options_.catch_up_timeout);
 }
 
+void EtcdMetaStore::append_placement_guards(std::vector<Compare>& guards,
+                                            const std::vector<NodeId>& owners) const {
+    std::set<NodeId> distinct(owners.begin(), owners.end());
+    for (const NodeId& owner : distinct) guards.push_back(Compare::missing(keys_.draining(owner)));
+}
+
+Status EtcdMetaStore::draining_owner_conflict() {
+    return Status(Errc::unavailable,
+                  "control plane temporarily unavailable: a node the partitions were placed on "
+                  "started draining; retry");
+}
+
 Result<Topic> EtcdMetaStore::create_topic(Topic topic, std::vector<NodeId> owners) {
     if (owners.size() != topic.partitions) {
         return Status(Errc::invalid_argument, "one owner per partition is required");
@@ -342,7 +354,9 @@ Result<Topic> EtcdMetaStore::create_topic(Topic topic, std::vector<NodeId> owner
         success.push_back(TxnOp::put(keys_.assignment(topic.name, PartitionId(p)),
                                      encode_assignment(Assignment{owners[p], {}})));
     }
-    auto result = fenced_txn({Compare::missing(key)}, std::move(success));
+    std::vector<Compare> guards{Compare::missing(key)};
+    append_placement_guards(guards, owners);
+    auto result = fenced_txn(std::move(guards), std::move(success), {TxnOp::range(key)});
     if (!result.is_ok() && result.code() == Errc::unknown_outcome) {
         // Resolve by reading: our incarnation there means the create took.
         auto read = client_.range(key);
@@ -357,6 +371,7 @@ Result<Topic> EtcdMetaStore::create_topic(Topic topic, std::vector<NodeId> owner
     }
     NARAD_RETURN_IF_ERROR(result.status());
     if (!result->succeeded) {
+        if (result->ranges.front().kvs.empty()) return draining_owner_conflict();
         return Status(Errc::already_exists, "topic '" + topic.name + "' already exists");
     }
     NARAD_RETURN_IF_ERROR(after_write(result->revision));
@@ -381,10 +396,15 @@ Result<Topic> EtcdMetaStore::update_topic(Topic topic, std::vector<NodeId> added
             TxnOp::put(keys_.assignment(topic.name, PartitionId(p)),
                        encode_assignment(Assignment{added_owners[p - existing.partitions], {}})));
     }
-    NARAD_ASSIGN_OR_RETURN(
-        TxnResult result, fenced_txn({Compare::mod_revision_is(key, read.kvs.front().mod_revision)},
-                                     std::move(success)));
+    std::vector<Compare> guards{Compare::mod_revision_is(key, read.kvs.front().mod_revision)};
+    append_placement_guards(guards, added_owners);
+    NARAD_ASSIGN_OR_RETURN(TxnResult result,
+                           fenced_txn(std::move(guards), std::move(success), {TxnOp::range(key)}));
     if (!result.succeeded) {
+        const RangeResult& now = result.ranges.front();
+        if (!now.kvs.empty() && now.kvs.front().mod_revision == read.kvs.front().mod_revision) {
+            return draining_owner_conflict();
+        }
         return Status(Errc::conflict,
                       "topic '" + topic.name + "' changed while it was being updated; retry");
     }
@@ -410,14 +430,85 @@ Status EtcdMetaStore::delete_topic(std::string_view name) {
     return after_write(result.revision);
 }
 
-Status EtcdMetaStore::put_member(const MemberInfo& member) {
-    NARAD_ASSIGN_OR_RETURN(int64_t revision,
-                           client_.put(keys_.member(member.id), encode_member(member)));
-    return after_write(revision);
+Result<std::optional<std::pair<MemberInfo, int64_t>>> EtcdMetaStore::read_member(
+    const NodeId& node) {
+    using Found = std::optional<std::pair<MemberInfo, int64_t>>;
+    NARAD_ASSIGN_OR_RETURN(RangeResult read, client_.range(keys_.member(node)));
+    if (read.kvs.empty()) return Found();
+    NARAD_ASSIGN_OR_RETURN(MemberInfo member, decode_member(read.kvs.front().value));
+    return Found(std::pair{std::move(member), read.kvs.front().mod_revision});
 }
 
-Status EtcdMetaStore::remove_member(const NodeId& node) {
-    NARAD_ASSIGN_OR_RETURN(TxnResult result, client_.txn({}, {TxnOp::remove(keys_.member(node))}));
+Status EtcdMetaStore::put_member(const MemberInfo& member) {
+    std::string key = keys_.member(member.id);
+    // A compare-and-swap on what was read, so a drain written meanwhile is never overwritten.
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        NARAD_ASSIGN_OR_RETURN(auto stored, read_member(member.id));
+        MemberInfo next = member;
+        next.draining = stored && stored->first.draining;
+        Compare guard =
+            stored ? Compare::mod_revision_is(key, stored->second) : Compare::missing(key);
+        NARAD_ASSIGN_OR_RETURN(TxnResult result,
+                               client_.txn({guard}, {TxnOp::put(key, encode_member(next))}));
+        if (result.succeeded) return after_write(result.revision);
+    }
+    return Status(Errc::conflict, "member record of " + member.id.value() +
+                                      " kept changing while it was being written; retry");
+}
+
+Status EtcdMetaStore::set_draining(const NodeId& node, bool draining) {
+    std::string key = keys_.member(node);
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        NARAD_ASSIGN_OR_RETURN(auto stored, read_member(node));
+        if (!stored) return Status(Errc::not_found, "member not found");
+        MemberInfo next = stored->first;
+        next.draining = draining;
+        std::vector<TxnOp> ops{TxnOp::put(key, encode_member(next))};
+        ops.push_back(draining ? TxnOp::put(keys_.draining(node), "{}")
+                               : TxnOp::remove(keys_.draining(node)));
+        NARAD_ASSIGN_OR_RETURN(
+            TxnResult result,
+            fenced_txn({Compare::mod_revision_is(key, stored->second)}, std::move(ops)));
+        if (result.succeeded) return after_write(result.revision);
+    }
+    return Status(Errc::conflict, "member record of " + node.value() +
+                                      " kept changing while it was being written; retry");
+}
+
+Status EtcdMetaStore::remove_drained_member(const NodeId& node) {
+    std::string key = keys_.member(node);
+    NARAD_ASSIGN_OR_RETURN(auto stored, read_member(node));
+    if (!stored) return Status::ok();
+    if (!stored->first.draining) {
+        return Status(Errc::conflict, node.value() + " is no longer draining");
+    }
+    NARAD_ASSIGN_OR_RETURN(TxnResult result,
+                           fenced_txn({Compare::mod_revision_is(key, stored->second)},
+                                      {TxnOp::remove(key), TxnOp::remove(keys_.dead(node))}));
+    if (!result.succeeded) {
+        return Status(Errc::conflict,
+                      "member record of " + node.value() + " changed while it was being removed");
+    }
+    return after_write(result.revision);
+}
+
+Result<std::vector<NodeId>> EtcdMetaStore::departed_members() {
+    std::string prefix = keys_.draining_prefix();
+    NARAD_ASSIGN_OR_RETURN(RangeResult read, client_.range(prefix, EtcdClient::prefix_end(prefix)));
+    NARAD_RETURN_IF_ERROR(wait_for_revision(read.revision, options_.catch_up_timeout));
+    MetaSnapshot state = snapshot();
+    std::vector<NodeId> out;
+    for (const KeyValue& kv : read.kvs) {
+        NodeId node(kv.key.substr(prefix.size()));
+        if (state->find_member(node) == nullptr) out.push_back(std::move(node));
+    }
+    return out;
+}
+
+Status EtcdMetaStore::finish_departure(const NodeId& node) {
+    NARAD_ASSIGN_OR_RETURN(TxnResult result, fenced_txn({Compare::missing(keys_.member(node))},
+                                                        {TxnOp::remove(keys_.draining(node))}));
+    if (!result.succeeded) return Status(Errc::conflict, node.value() + " is a member again");
     return after_write(result.revision);
 }
 
@@ -442,14 +533,19 @@ Result<size_t> EtcdMetaStore::set_targets(const std::vector<TargetChange>& chang
 
 Result<FlipOutcome> EtcdMetaStore::flip(const PartitionKey& partition, const NodeId& source,
                                         const NodeId& target, std::vector<Compare> guards,
-                                        FlipOutcome unchanged) {
+                                        FlipOutcome unchanged, bool refuse_draining_target) {
     std::string key = keys_.assignment(partition.topic, partition.partition);
     guards.insert(guards.begin(),
                   Compare::value_is(key, encode_assignment(Assignment{source, target})));
+    std::vector<TxnOp> failure{TxnOp::range(key)};
+    if (refuse_draining_target) {
+        guards.push_back(Compare::missing(keys_.draining(target)));
+        failure.push_back(TxnOp::range(keys_.draining(target)));
+    }
     NARAD_ASSIGN_OR_RETURN(
         TxnResult result,
         client_.txn(std::move(guards), {TxnOp::put(key, encode_assignment(Assignment{target, {}}))},
-                    {TxnOp::range(key)}));
+                    std::move(failure)));
     if (result.succeeded) {
         NARAD_RETURN_IF_ERROR(after_write(result.revision));
         return FlipOutcome::flipped;
@@ -461,6 +557,8 @@ Result<FlipOutcome> EtcdMetaStore::flip(const PartitionKey& partition, const Nod
         NARAD_RETURN_IF_ERROR(after_write(read.revision));
         return FlipOutcome::already_flipped;
     }
+    // The target is leaving: the controller clears this move.
+    if (refuse_draining_target && !result.ranges.back().kvs.empty()) return FlipOutcome::refused;
     // Owner and target as the move had them: only a guard failed.
     if (now.owner == source && now.target == target) return unchanged;
     return FlipOutcome::refused;
@@ -471,14 +569,14 @@ Result<FlipOutcome> EtcdMetaStore::complete_move(const PartitionKey& partition,
                                                  const std::string& freeze_token) {
     std::string freeze = keys_.freeze(partition.topic, partition.partition);
     return flip(partition, source, target, {Compare::value_is(freeze, freeze_token)},
-                FlipOutcome::freeze_lapsed);
+                FlipOutcome::freeze_lapsed, /*refuse_draining_target=*/true);
 }
 
 Result<FlipOutcome> EtcdMetaStore::force_promote(const PartitionKey& partition,
                                                  const NodeId& source, const NodeId& target) {
     return flip(partition, source, target,
                 {Compare::missing(keys_.live(source)), Compare::present(keys_.dead(source))},
-                FlipOutcome::source_alive);
+                FlipOutcome::source_alive, /*refuse_draining_target=*/false);
 }
 
 Result<bool> EtcdMetaStore::declare_dead(const NodeId& node, int64_t down_ms) {

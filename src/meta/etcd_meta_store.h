@@ -82,9 +82,23 @@ class EtcdMetaStore final : public MetaStore {
     void set_fence(std::optional<Fence> fence);
     std::optional<Fence> fence() const;
 
-    // Registers or replaces a member's record (not fenced: a node registers itself).
+    // Registers or replaces a member's record (not fenced: a node registers itself). The drain
+    // flag is set_draining's alone: a registration or a role update keeps the stored one, so a
+    // node that restarts mid-decommission stays draining.
     Status put_member(const MemberInfo& member);
-    Status remove_member(const NodeId& node);
+    // Decommission (fenced): marks a member draining, or no longer, in its record and its
+    // keys.draining() key, in one txn. not_found without a record.
+    Status set_draining(const NodeId& node, bool draining);
+    // Removes a drained member's record and its dead verdict (fenced). Refused (conflict) unless
+    // the record still says draining, so a cancel that lands first wins. Its draining key stays:
+    // it marks a departure whose etcd member is still to be removed (departed_members).
+    Status remove_drained_member(const NodeId& node);
+    // Nodes with a draining key and no member record: decommissioned, their etcd member not yet
+    // known removed. A linearizable read.
+    Result<std::vector<NodeId>> departed_members();
+    // Ends a departure: deletes its draining key (fenced), unless a member record of that node
+    // exists again.
+    Status finish_departure(const NodeId& node);
     // The controller's dead verdicts (fenced). declare_dead applies only while the member's
     // liveness key is absent; returns whether it did.
     Result<bool> declare_dead(const NodeId& node, int64_t down_ms);
@@ -96,14 +110,24 @@ class EtcdMetaStore final : public MetaStore {
   private:
     class Replica;
     EtcdMetaStore(EtcdClient& client, Clock& clock, EtcdMetaStoreOptions options);
-    // Runs a txn with the fence's compare appended; a failed fence is Errc::conflict.
-    Result<TxnResult> fenced_txn(std::vector<Compare> compare, std::vector<TxnOp> success);
+    // Runs a txn with the fence's compare appended; a failed fence is Errc::unavailable. The
+    // failure branch runs `failure` (its ranges come first in the result), then reads the fence.
+    Result<TxnResult> fenced_txn(std::vector<Compare> compare, std::vector<TxnOp> success,
+                                 std::vector<TxnOp> failure = {});
+    // The member's record as stored, with its mod_revision (nullopt: none).
+    Result<std::optional<std::pair<MemberInfo, int64_t>>> read_member(const NodeId& node);
     Status after_write(int64_t revision);
+    // Topic writes place partitions only on nodes that are not draining (keys.draining()).
+    void append_placement_guards(std::vector<Compare>& guards,
+                                 const std::vector<NodeId>& owners) const;
+    static Status draining_owner_conflict();
     // owner := target if the assignment is still {source, target} and every guard holds; a
-    // guard that fails with owner and target unchanged answers `unchanged`.
+    // guard that fails with owner and target unchanged answers `unchanged`. With
+    // `refuse_draining_target` it also requires the target not draining (refused otherwise). A
+    // force-promote goes on to a draining target: it may hold the only live copy.
     Result<FlipOutcome> flip(const PartitionKey& partition, const NodeId& source,
                              const NodeId& target, std::vector<Compare> guards,
-                             FlipOutcome unchanged);
+                             FlipOutcome unchanged, bool refuse_draining_target);
 
     EtcdClient& client_;
     Clock& clock_;

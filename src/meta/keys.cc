@@ -22,6 +22,8 @@ std::string Keys::assignments_prefix(std::string_view topic) const {
 std::string Keys::member(const NodeId& node) const { return prefix_ + "members/" + node.value(); }
 std::string Keys::live(const NodeId& node) const { return prefix_ + "live/" + node.value(); }
 std::string Keys::dead(const NodeId& node) const { return prefix_ + "dead/" + node.value(); }
+std::string Keys::draining(const NodeId& node) const { return draining_prefix() + node.value(); }
+std::string Keys::draining_prefix() const { return prefix_ + "draining/"; }
 std::string Keys::election() const { return prefix_ + "election"; }
 std::string Keys::ready() const { return prefix_ + "ready"; }
 std::string Keys::barrier() const { return prefix_ + "barrier"; }

@@ -35,6 +35,10 @@ class Keys {
     // The controller's verdict that a member has been dead for at least the force-promote
     // timeout on its own clock (docs/moves.md, "Force-promote").
     std::string dead(const NodeId& node) const;
+    // Present while a member is draining (decommission): flips and topic creates compare it
+    // absent for the node they place a partition on, so nothing lands on a node that is leaving.
+    std::string draining(const NodeId& node) const;
+    std::string draining_prefix() const;
 
     // What a key under prefix() is.
     struct Parsed {
