@@ -1,11 +1,24 @@
 #include "cluster/controller.h"
 
+#include <algorithm>
+
 #include "base/log.h"
 #include "base/metrics.h"
 #include "cluster/planner.h"
 #include "meta/codec.h"
 
 namespace narad::cluster {
+namespace {
+
+// How long a decommissioned node's etcd member keeps serving it while it stops.
+constexpr Millis kDepartureGrace{30'000};
+
+bool dead_or_gone(const meta::MetaState& state, const NodeId& node, MonoTime now,
+                  Millis dead_after) {
+    return state.find_member(node) == nullptr || state.is_dead(node, now, dead_after);
+}
+
+}  // namespace
 
 Controller::Controller(meta::EtcdMetaStore& store, Membership& membership, Clock& clock,
                        NodeId self, ControllerOptions options)
@@ -39,6 +52,25 @@ void Controller::poke() {
     wake_.notify_all();
 }
 
+void Controller::set_hooks(ControllerHooks hooks) {
+    std::lock_guard lock(hooks_mutex_);
+    hooks_ = std::move(hooks);
+}
+
+ControllerHooks Controller::hooks() const {
+    std::lock_guard lock(hooks_mutex_);
+    return hooks_;
+}
+
+bool Controller::should_stand_aside(const meta::MetaState& state) const {
+    const meta::MemberInfo* me = state.find_member(self_);
+    if (me == nullptr || !me->draining) return false;
+    for (const auto& [node, member] : state.members) {
+        if (node != self_ && !member.draining && state.is_live(node)) return true;
+    }
+    return false;
+}
+
 bool Controller::pause(Millis delay) {
     std::unique_lock lock(mutex_);
     wake_.wait_for(lock, delay, [&] { return stopping_ || poked_; });
@@ -61,17 +93,26 @@ void Controller::run() {
         }
         MonoTime next_tick = clock_.now();
         bool stopping = false;
+        bool stepping_down = false;
         while (true) {
             if (!still_leading(leadership, generation)) {
                 NARAD_LOG_WARN("node {} is no longer the controller", self_.value());
                 break;
             }
             meta::MetaSnapshot view = store_.snapshot();
-            if (clock_.now() >= next_tick || view->members_version != planned_members_version_) {
+            if (should_stand_aside(*view)) {
+                NARAD_LOG_INFO("node {} is draining: stepping down as controller", self_.value());
+                stepping_down = true;
+                break;
+            }
+            MonoTime now = clock_.now();
+            if (now >= next_tick || view->members_version != planned_members_version_) {
                 note_down_members(*view);
                 planned_members_version_ = view->members_version;
+                // The next tick counts from this one's start: time that passes during the pass
+                // (a clock advanced meanwhile) is not skipped.
+                next_tick = now + options_.tick;
                 rebalance();
-                next_tick = clock_.now() + options_.tick;
             }
             // Checked at the faster cadence: a joining node waits on its promotion (etcd takes
             // one learner at a time), and the check is one local member-list call.
@@ -84,6 +125,15 @@ void Controller::run() {
         leading_ = false;
         store_.set_fence(std::nullopt);
         report_blocked(meta::MetaState{}, {});  // only the controller reports its reasons
+        note_decommission_reasons({});
+        if (stepping_down) {
+            Status resigned = store_.client().resign(leadership);
+            if (!resigned.is_ok()) {
+                NARAD_LOG_WARN("stepping down as controller: {}", resigned.to_string());
+            }
+            if (!pause(options_.leadership_check)) break;
+            continue;
+        }
         if (stopping) {
             Status resigned = store_.client().resign(leadership);
             if (resigned.is_ok()) {
@@ -103,7 +153,7 @@ bool Controller::campaign(meta::LeaderInfo& leadership) {
             if (stopping_) return false;
         }
         int64_t lease = membership_.lease();
-        if (lease == 0) {
+        if (lease == 0 || should_stand_aside(*store_.snapshot())) {
             if (!pause(Millis(500))) return false;
             continue;
         }
@@ -205,7 +255,7 @@ void Controller::rebalance() {
         if (!state.is_live(assignment.owner)) input.stay_put.insert(assignment.owner);
     }
     std::vector<PlannedMove> plan = plan_moves(input);
-    if (plan.empty()) return;
+    if (plan.empty()) return drive_decommissions();
     std::vector<meta::TargetChange> changes;
     for (const PlannedMove& move : plan) {
         changes.push_back(
@@ -225,6 +275,223 @@ void Controller::rebalance() {
             "controller: {} of {} planned moves were outdated by the time they were "
             "written; the next pass re-plans",
             changes.size() - *applied, changes.size());
+    }
+    drive_decommissions();
+}
+
+void Controller::drive_decommissions() {
+    meta::MetaSnapshot view = store_.snapshot();
+    const meta::MetaState& state = *view;
+    std::vector<NodeId> draining;
+    for (const auto& [node, member] : state.members) {
+        if (member.draining) draining.push_back(node);
+    }
+    // A departure still under way is finished first: one node leaves at a time.
+    bool settled = finish_departures(state);
+    if (draining.empty()) return note_decommission_reasons({});
+    auto etcd = read_etcd_configuration(store_.client());
+    if (!etcd.is_ok()) {
+        NARAD_LOG_WARN("controller: cannot read etcd's configuration for the decommission pass: {}",
+                       etcd.status().to_string());
+        return;
+    }
+    DecommissionView dv{state,
+                        *etcd,
+                        clock_.now(),
+                        options_.dead_after,
+                        options_.min_voters,
+                        options_.max_in_flight_moves};
+    ControllerHooks ask = hooks();
+    std::map<NodeId, std::vector<DecommissionReason>> reasons;
+    std::vector<NodeId> ready;
+    for (const NodeId& node : draining) {
+        std::vector<DecommissionReason> blockers = decommission_blockers(dv, node);
+        if (blockers.empty() && node == self_) {
+            blockers.push_back({"leader_transfer",
+                                "it leads the cluster; leadership moves to another voter first"});
+        }
+        bool holds_nothing =
+            cluster::holds_nothing(drain_load(state, node, dv.now, options_.dead_after));
+        if (!holds_nothing) {
+            // Partitions still moving off are progress; leadership moves only at the end.
+            std::erase_if(blockers, [](const DecommissionReason& reason) {
+                return reason.code == "leader_transfer";
+            });
+            if (blockers.empty()) continue;
+        }
+        if (blockers.empty()) {
+            blockers = node_status_reasons(
+                ask.node_status
+                    ? ask.node_status(node)
+                    : Result<NodeStatus>(Status(Errc::unavailable, "node status is not wired")));
+        }
+        for (const DecommissionReason& reason : blockers) {
+            if (reason.code == "leader_transfer" && etcd->leader == node) {
+                transfer_etcd_leadership(node, state);
+            }
+        }
+        if (blockers.empty()) ready.push_back(node);
+        reasons[node] = std::move(blockers);
+    }
+    note_decommission_reasons(reasons);
+    if (ready.empty() || !settled) return;
+    // One node leaves per pass; a dead voter's vote goes before a live one's.
+    std::stable_sort(ready.begin(), ready.end(), [&](const NodeId& a, const NodeId& b) {
+        return state.is_dead(a, dv.now, dv.dead_after) && !state.is_dead(b, dv.now, dv.dead_after);
+    });
+    retire(ready.front(), dv);
+}
+
+void Controller::transfer_etcd_leadership(const NodeId& from, const meta::MetaState& state) {
+    auto members = store_.client().member_list();
+    if (!members.is_ok()) return;
+    for (const meta::Member& member : *members) {
+        NodeId node(member.name);
+        const meta::MemberInfo* info = state.find_member(node);
+        if (member.is_learner || node == from || info == nullptr || info->draining ||
+            !state.is_live(node)) {
+            continue;
+        }
+        Status moved = store_.client().transfer_leadership(member.id);
+        if (moved.is_ok()) {
+            NARAD_LOG_INFO("controller: moved etcd leadership from draining {} to {}", from.value(),
+                           member.name);
+        } else {
+            NARAD_LOG_WARN("controller: moving etcd leadership off {} to {} failed: {}",
+                           from.value(), member.name, moved.to_string());
+        }
+        return;
+    }
+}
+
+void Controller::retire(const NodeId& node, const DecommissionView& view) {
+    const EtcdConfiguration& etcd = view.etcd;
+    bool voter = etcd.voters.count(node) > 0;
+    if (voter && etcd.voters.size() - 1 < options_.voters) {
+        // Keep the voter count: a learner already catching up is promoted by promote_learners;
+        // otherwise a live node hosting no etcd member starts one.
+        bool catching_up = false;
+        for (const NodeId& learner : etcd.learners) catching_up |= learner != node;
+        if (catching_up) {
+            NARAD_LOG_INFO("controller: {} leaves etcd once the learner replacing it is promoted",
+                           node.value());
+            return;
+        }
+        if (auto replacement = voter_replacement(view, node)) {
+            ControllerHooks ask = hooks();
+            Status hosted = ask.host_etcd ? ask.host_etcd(*replacement)
+                                          : Status(Errc::unavailable, "host_etcd is not wired");
+            if (hosted.is_ok()) {
+                NARAD_LOG_INFO(
+                    "controller: {} started an etcd learner to take the vote of draining {}",
+                    replacement->value(), node.value());
+            } else {
+                NARAD_LOG_WARN("controller: asking {} to host an etcd member failed: {}",
+                               replacement->value(), hosted.to_string());
+            }
+            return;
+        }
+    }
+    Status dropped = store_.remove_drained_member(node);
+    if (!dropped.is_ok()) {
+        NARAD_LOG_WARN("controller: removing {}'s member record failed: {}", node.value(),
+                       dropped.to_string());
+        return;
+    }
+    NARAD_LOG_INFO(
+        "controller: {} is decommissioned: it owns no partition and its ingress WAL is empty; its "
+        "member record is removed, and its etcd member once it has stopped",
+        node.value());
+}
+
+bool Controller::finish_departures(const meta::MetaState& state) {
+    auto departed = store_.departed_members();
+    if (!departed.is_ok()) {
+        NARAD_LOG_WARN("controller: reading decommissioned members failed: {}",
+                       departed.status().to_string());
+        return false;
+    }
+    MonoTime now = clock_.now();
+    std::map<NodeId, MonoTime> pending;
+    for (const NodeId& node : *departed) {
+        auto since = departed_since_.find(node);
+        MonoTime first = since == departed_since_.end() ? now : since->second;
+        // Its etcd member serves the node until it has seen its record go and stopped (its
+        // liveness key goes with it); one that does not stop is cut off after the grace.
+        if (state.is_live(node) && now - first < kDepartureGrace) {
+            pending[node] = first;
+            continue;
+        }
+        auto members = store_.client().member_list();
+        if (!members.is_ok()) {
+            pending[node] = first;
+            continue;
+        }
+        Status removed = Status::ok();
+        for (const meta::Member& member : *members) {
+            if (member.name != node.value()) continue;
+            removed = store_.client().member_remove(member.id);
+            if (removed.is_ok()) {
+                NARAD_LOG_INFO("controller: removed decommissioned {}'s etcd {} (id {:x})",
+                               node.value(), member.is_learner ? "learner" : "voter", member.id);
+            }
+        }
+        if (removed.is_ok()) removed = store_.finish_departure(node);
+        if (!removed.is_ok()) {
+            NARAD_LOG_WARN("controller: finishing the departure of {} failed: {}", node.value(),
+                           removed.to_string());
+            pending[node] = first;
+            continue;
+        }
+        NARAD_LOG_INFO("controller: {} has left the cluster", node.value());
+    }
+    departed_since_ = std::move(pending);
+    return departed_since_.empty();
+}
+
+void Controller::note_decommission_reasons(
+    const std::map<NodeId, std::vector<DecommissionReason>>& reasons) {
+    auto& blocked = metrics::Registry::global().gauge(
+        "narad_decommission_blocked",
+        "1 for each reason a draining node cannot progress (on the controller).",
+        {"node", "reason"});
+    for (auto it = logged_decommission_.begin(); it != logged_decommission_.end();) {
+        auto now = reasons.find(it->first);
+        std::set<std::string> current;
+        if (now != reasons.end()) {
+            for (const DecommissionReason& reason : now->second) current.insert(reason.code);
+        }
+        for (const std::string& code : it->second) {
+            if (current.count(code) == 0) blocked.remove({it->first.value(), code});
+        }
+        if (current.empty() && !it->second.empty() && now != reasons.end()) {
+            NARAD_LOG_INFO("controller: decommission of {} no longer blocked", it->first.value());
+        }
+        if (now == reasons.end()) {
+            it = logged_decommission_.erase(it);
+        } else {
+            std::set<std::string> kept;
+            for (const std::string& code : it->second) {
+                if (current.count(code) > 0) kept.insert(code);
+            }
+            it->second = std::move(kept);
+            ++it;
+        }
+    }
+    for (const auto& [node, list] : reasons) {
+        std::set<std::string>& logged = logged_decommission_[node];
+        for (const DecommissionReason& reason : list) {
+            blocked.with({node.value(), reason.code}).set(1);
+            if (!logged.insert(reason.code).second) continue;
+            if (reason_clears_by_itself(reason.code) &&
+                reason.message.find("dead or no longer a member") == std::string::npos) {
+                NARAD_LOG_WARN("controller: decommission waiting: node={} reason={} detail={}",
+                               node.value(), reason.code, reason.message);
+            } else {
+                NARAD_LOG_ERROR("controller: decommission blocked: node={} reason={} detail={}",
+                                node.value(), reason.code, reason.message);
+            }
+        }
     }
 }
 
@@ -284,10 +551,11 @@ std::map<meta::PartitionKey, meta::Assignment> Controller::clear_dead_targets(
             } else if (left_configuration) {
                 reason = "is out of etcd's configuration and dead";
             }
-        } else if (member->draining && configuration_known &&
-                   member->etcd_role != meta::EtcdRole::none &&
-                   configured.count(target.value()) == 0) {
-            reason = "is out of etcd's configuration and draining";
+        } else if (member->draining &&
+                   !dead_or_gone(state, assignment.owner, now, options_.dead_after)) {
+            // A move from a dead or gone source is left alone: the draining node may hold the
+            // only live copy, which it force-promotes and then drains off.
+            reason = "is draining (decommission)";
         }
         if (reason.empty()) continue;
         clears.push_back(meta::TargetChange{key, assignment, NodeId()});

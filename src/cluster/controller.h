@@ -19,6 +19,19 @@
 // freed budget goes to other moves in the same pass; and it exports narad_moves_blocked for the
 // reasons it sees (source_dead, target_dead, target_not_member), logging each blocked move once
 // per term.
+//
+// Decommission (docs/decommission.md): on every pass it clears the targets of moves aimed at a
+// draining node (unless their source is dead or gone: the draining node may hold the only copy),
+// and drives each draining node out. Once decommission_blockers() finds nothing and the node
+// reports it refuses produce with nothing admitted unanswered and an empty ingress WAL, it moves
+// etcd leadership off the node, has a live node hosting no etcd member start a learner when a
+// voter would leave fewer than `voters` (promote_learners() then promotes it), and deletes its
+// member record, which stops the node; once the node has stopped (its liveness key is gone, or
+// after 30 s) it removes the node's etcd member and the draining key that marked the departure.
+// One node leaves at a time, dead ones first. Each reason a
+// drain waits on is logged once (error when it needs an operator, warning when it clears by
+// itself) and exported as narad_decommission_blocked{node,reason}. A draining node does not
+// campaign, and steps down if it leads, while another live, non-draining member exists.
 // stop() resigns, so another node takes over at once instead of after the lease TTL.
 //
 // Thread-safe; runs on its own thread.
@@ -26,12 +39,14 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "base/clock.h"
+#include "cluster/decommission.h"
 #include "cluster/membership.h"
 #include "meta/etcd_meta_store.h"
 
@@ -48,6 +63,18 @@ struct ControllerOptions {
     uint32_t max_in_flight_moves = 8;
     Millis force_promote_after{120'000};
     Millis dead_target_abort_after{120'000};
+    // A voter leaves only if this many voters remain (cluster.min_voters).
+    uint32_t min_voters = 3;
+    // How many etcd voters the cluster keeps (cluster.voters): a leaving voter is replaced first.
+    uint32_t voters = 3;
+};
+
+// What the controller asks of other nodes, over their cluster port (set by the Node once its
+// peers exist). Both block.
+struct ControllerHooks {
+    std::function<Result<NodeStatus>(const NodeId&)> node_status;
+    // Asks a node hosting no etcd member to start one as a learner.
+    std::function<Status(const NodeId&)> host_etcd;
 };
 
 class Controller {
@@ -64,6 +91,7 @@ class Controller {
     bool is_controller() const { return leading_.load(); }
     // Wakes the loop for an early tick (tests, and after a member joins).
     void poke();
+    void set_hooks(ControllerHooks hooks);
 
   private:
     void run();
@@ -80,6 +108,20 @@ class Controller {
     void report_blocked(const meta::MetaState& state,
                         const std::map<meta::PartitionKey, meta::Assignment>& assignments);
     void promote_learners();
+    // The decommission pass (see the file comment).
+    void drive_decommissions();
+    // Takes the last steps for a drained node: replace its vote, then drop its record (the node
+    // stops when it sees that).
+    void retire(const NodeId& node, const DecommissionView& view);
+    // Removes the etcd member of each decommissioned node once it has stopped, then its draining
+    // key; returns whether none is left under way.
+    bool finish_departures(const meta::MetaState& state);
+    void transfer_etcd_leadership(const NodeId& from, const meta::MetaState& state);
+    void note_decommission_reasons(
+        const std::map<NodeId, std::vector<DecommissionReason>>& reasons);
+    // Whether this node is draining while another live member could lead instead.
+    bool should_stand_aside(const meta::MetaState& state) const;
+    ControllerHooks hooks() const;
     // One planner pass (see the file comment).
     void rebalance();
     // Waits up to `delay` or until stop/poke; returns false once stopping.
@@ -94,6 +136,12 @@ class Controller {
     std::set<NodeId> reported_dead_;  // only touched by the controller thread
     // Blocked moves already logged this term (controller thread only).
     std::set<std::pair<meta::PartitionKey, std::string>> logged_blocked_;
+    // Decommission reasons already logged this term, by node (controller thread only).
+    std::map<NodeId, std::set<std::string>> logged_decommission_;
+    // Decommissioned nodes whose etcd member is still to go, since when (controller thread only).
+    std::map<NodeId, MonoTime> departed_since_;
+    mutable std::mutex hooks_mutex_;
+    ControllerHooks hooks_;                 // GUARDED_BY(hooks_mutex_)
     std::mutex plan_mutex_;                 // one planner pass at a time
     uint64_t planned_members_version_ = 0;  // only touched by the controller thread
     std::mutex mutex_;
