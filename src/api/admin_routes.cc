@@ -1,4 +1,4 @@
-// Health, metrics, and the cluster and user routes as a single node answers them.
+// Health, metrics, and the user routes as a single node answers them.
 #include "api/api.h"
 #include "api/respond.h"
 #include "base/json_text.h"
@@ -29,22 +29,6 @@ void register_admin_routes(Router& router, ApiContext& context) {
         response.body = metrics::Registry::global().render();
         d(std::move(response));
     });
-    auto decommission = [c](net::HttpRequest, const PathParams& p, net::Responder d) {
-        meta::MetaSnapshot state = c->store.snapshot();
-        if (state->find_member(NodeId(p.get("id"))) == nullptr) {
-            return d(error_response(404, "member not found"));
-        }
-        if (state->members.size() == 1) {
-            return d(error_response(409,
-                                    "cannot decommission the only member: its partitions have "
-                                    "nowhere to go"));
-        }
-        d(error_response(501,
-                         "decommission needs partition moves, which this release does not have "
-                         "yet"));
-    };
-    router.add("POST", "/v1/cluster/members/{id}/decommission", decommission);
-    router.add("DELETE", "/v1/cluster/members/{id}/decommission", decommission);
     auto users = [](net::HttpRequest, const PathParams&, net::Responder d) {
         d(error_response(501, kUsersUnavailable));
     };
@@ -61,6 +45,7 @@ void register_routes(Router& router, ApiContext& context) {
     register_message_routes(router, context);
     register_admin_routes(router, context);
     register_cluster_routes(router, context);
+    register_decommission_routes(router, context);
 }
 
 }  // namespace narad::api

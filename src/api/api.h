@@ -12,6 +12,7 @@
 #include "base/peer_client.h"
 #include "base/thread_pool.h"
 #include "meta/etcd_client.h"
+#include "meta/etcd_meta_store.h"
 #include "meta/topic_frontend.h"
 #include "queue/consume_service.h"
 #include "storage/log_manager.h"
@@ -20,10 +21,16 @@
 
 namespace narad::api {
 
+class ProduceGate;
+struct NodeStatusSources;
+
 // What the API knows of the cluster beyond the metastore snapshot.
 struct ClusterInfo {
     std::string name = "narad";
     Millis dead_after{30'000};
+    // The decommission guards (cluster.min_voters, move.max_in_flight).
+    uint32_t min_voters = 3;
+    uint32_t max_in_flight_moves = 8;
     // This node leads and has finished its start-up reconcile: topic writes are its to make.
     std::function<bool()> is_controller = [] { return true; };
     // The etcd members (GET /v1/cluster/status). Blocks.
@@ -58,6 +65,12 @@ struct ApiContext {
     ClusterInfo cluster;
     // Operator actions on the cluster are recorded here (null: not recorded).
     AuditLog* audit = nullptr;
+    // Decommission and forget (null on a node without the etcd metastore: they answer 503).
+    meta::EtcdMetaStore* etcd_store = nullptr;
+    // Refuses client produce while this node drains (null: never refuses).
+    ProduceGate* produce_gate = nullptr;
+    // This node's own status (members?detail=true); null: not reported.
+    const NodeStatusSources* node_status = nullptr;
 };
 
 void register_routes(Router& router, ApiContext& context);
@@ -67,6 +80,9 @@ void register_topic_routes(Router& router, ApiContext& context);
 void register_message_routes(Router& router, ApiContext& context);
 void register_admin_routes(Router& router, ApiContext& context);
 void register_cluster_routes(Router& router, ApiContext& context);
+// Decommission and forget, forwarded to the controller (api/decommission_routes.cc).
+void register_decommission_routes(Router& router, ApiContext& context);
+void register_controller_decommission_routes(Router& internal, ApiContext& context);
 // The controller's side of forwarded topic writes, on the cluster port.
 void register_controller_routes(Router& internal, ApiContext& context);
 

@@ -1,19 +1,58 @@
-// The cluster's read routes: GET /v1/cluster/members (Narad's fields plus etcd_role) and
+// The cluster's read routes: GET /v1/cluster/members[?detail=] (Narad's fields, the node's own
+// status with detail, plus our etcd_role) and
 // GET /v1/cluster/status (ours: the controller, the metastore revision, the etcd members).
 #include <nlohmann/json.hpp>
 
 #include "api/api.h"
+#include "api/node_status.h"
+#include "api/owner_routing.h"
+#include "api/params.h"
 #include "api/respond.h"
+#include "cluster/decommission.h"
 
 namespace narad::api {
 namespace {
 
 using nlohmann::json;
 
-std::string_view member_status(const meta::MetaState& state, const NodeId& node, MonoTime now,
-                               Millis dead_after) {
-    if (state.is_live(node)) return "alive";
-    return state.is_dead(node, now, dead_after) ? "dead" : "unreachable";
+constexpr Millis kStatusBudget{2'000};
+
+json member_json(ApiContext& context, const meta::MetaState& state, const NodeId& node,
+                 const meta::MemberInfo& member, uint32_t owned, uint32_t outbound) {
+    MonoTime now = context.clock.now();
+    int64_t heartbeat_age = 0;
+    if (auto since = state.down_since.find(node);
+        since != state.down_since.end() && !state.is_live(node)) {
+        heartbeat_age = std::max<int64_t>(
+            0, std::chrono::duration_cast<std::chrono::seconds>(now - since->second).count());
+    }
+    json out = {
+        {"id", node.value()},
+        {"addr", member.api_addr},
+        {"status", state.is_dead(node, now, context.cluster.dead_after) ? "dead" : "alive"},
+        {"draining", member.draining},
+        {"owned_partitions", owned},
+        {"outbound_moves", outbound},
+        {"voter", member.etcd_role == meta::EtcdRole::voter},
+        {"leader", state.controller == node},
+        {"heartbeat_age_seconds", heartbeat_age},
+    };
+    if (member.draining) {
+        cluster::EtcdConfiguration etcd = cluster::configuration_from_records(state);
+        cluster::DecommissionView view{state,
+                                       etcd,
+                                       now,
+                                       context.cluster.dead_after,
+                                       context.cluster.min_voters,
+                                       context.cluster.max_in_flight_moves};
+        json blocked = json::array();
+        for (const auto& reason : cluster::decommission_blockers(view, node)) {
+            blocked.push_back({{"code", reason.code}, {"message", reason.message}});
+        }
+        if (!blocked.empty()) out["decommission_blocked"] = std::move(blocked);
+    }
+    out["etcd_role"] = meta::etcd_role_name(member.etcd_role);
+    return out;
 }
 
 json members_json(ApiContext& context, const meta::MetaState& state) {
@@ -23,20 +62,37 @@ json members_json(ApiContext& context, const meta::MetaState& state) {
         ++owned[assignment.owner];
         if (!assignment.target.value().empty()) ++outbound[assignment.owner];
     }
-    MonoTime now = context.clock.now();
     json members = json::array();
     for (const auto& [node, member] : state.members) {
-        members.push_back({
-            {"id", node.value()},
-            {"addr", member.api_addr},
-            {"status", member_status(state, node, now, context.cluster.dead_after)},
-            {"draining", member.draining},
-            {"owned_partitions", owned[node]},
-            {"outbound_moves", outbound[node]},
-            {"etcd_role", meta::etcd_role_name(member.etcd_role)},
-        });
+        members.push_back(member_json(context, state, node, member, owned[node], outbound[node]));
     }
     return members;
+}
+
+// ?detail=true: every member's own status, within one budget for all of them.
+void add_node_status(ApiContext& context, const meta::MetaState& state, json& members) {
+    MonoTime deadline = context.clock.now() + kStatusBudget;
+    for (json& member : members) {
+        NodeId node(member["id"].get<std::string>());
+        Result<std::string> body = Status(Errc::not_found, "node status is not available");
+        Millis left = std::chrono::duration_cast<Millis>(deadline - context.clock.now());
+        if (node == context.node_id && context.node_status != nullptr) {
+            body = node_status_body(*context.node_status);
+        } else if (left <= Millis(0)) {
+            body = Status(Errc::timeout, "not asked within the status budget");
+        } else if (context.peers == nullptr || state.find_member(node) == nullptr) {
+            body = Status(Errc::not_found, "node status is not available on this node");
+        } else {
+            body = fetch_node_status(*context.peers, node, left);
+        }
+        json parsed = body.is_ok() ? json::parse(*body, nullptr, false) : json();
+        if (parsed.is_object()) {
+            member["node_status"] = std::move(parsed);
+        } else {
+            member["status_error"] =
+                body.is_ok() ? "a node status of the wrong shape" : body.status().message();
+        }
+    }
 }
 
 }  // namespace
@@ -44,10 +100,18 @@ json members_json(ApiContext& context, const meta::MetaState& state) {
 void register_cluster_routes(Router& router, ApiContext& context) {
     ApiContext* c = &context;
     router.add("GET", "/v1/cluster/members",
-               [c](net::HttpRequest, const PathParams&, net::Responder d) {
+               [c](net::HttpRequest r, const PathParams&, net::Responder d) {
+                   auto detail = bool_param("detail", r.query_param("detail"));
+                   if (!detail.is_ok()) return d(error_response(400, detail.status().message()));
                    meta::MetaSnapshot state = c->store.snapshot();
-                   json body = {{"members", members_json(*c, *state)}};
-                   d(json_response(200, body.dump() + "\n"));
+                   json members = members_json(*c, *state);
+                   if (!*detail) {
+                       return d(json_response(200, json{{"members", members}}.dump() + "\n"));
+                   }
+                   run_routed(*c, std::move(d), [c, state, members]() mutable {
+                       add_node_status(*c, *state, members);
+                       return json_response(200, json{{"members", members}}.dump() + "\n");
+                   });
                });
     router.add("GET", "/v1/cluster/status",
                [c](net::HttpRequest, const PathParams&, net::Responder d) {

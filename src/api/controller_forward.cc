@@ -23,7 +23,7 @@ RouteHandler controller_only(ApiContext* c, RouteHandler local) {
         run_routed(*c, std::move(d), [c, controller, r = std::move(r)] {
             return forward_to_owner(*c, controller, r.method,
                                     std::string(kControllerPrefix) + r.target, r.body,
-                                    Millis(30'000));
+                                    Millis(30'000), "controller");
         });
     };
 }

@@ -12,6 +12,7 @@
 #include "api/message_handlers.h"
 #include "api/owner_routing.h"
 #include "api/params.h"
+#include "api/produce_gate.h"
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "api/wire_json.h"
@@ -27,8 +28,29 @@ std::string_view raw_query(const net::HttpRequest& request) {
     return std::string_view(request.target).substr(question + 1);
 }
 
+// A draining node refuses client produce, so the client retries on another node; one it admits
+// is counted until answered (api/produce_gate.h).
+net::Responder admitted(ApiContext& context, net::Responder respond) {
+    if (context.produce_gate == nullptr) return respond;
+    if (!context.produce_gate->admit()) {
+        net::HttpResponse refused = error_response(
+            503,
+            "this node is being decommissioned and takes no new messages; send them to "
+            "another node");
+        refused.headers.emplace_back("Retry-After", "1");
+        respond(std::move(refused));
+        return nullptr;
+    }
+    return [gate = context.produce_gate, respond = std::move(respond)](net::HttpResponse r) {
+        respond(std::move(r));
+        gate->answered();
+    };
+}
+
 void produce(ApiContext& context, net::HttpRequest request, const PathParams& params,
              net::Responder respond) {
+    respond = admitted(context, std::move(respond));
+    if (!respond) return;
     auto parsed = parse_produce_params(raw_query(request));
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
     if (request.body.empty()) return respond(error_response(400, "message required"));
@@ -53,6 +75,8 @@ void produce(ApiContext& context, net::HttpRequest request, const PathParams& pa
 
 void produce_batch(ApiContext& context, net::HttpRequest request, const PathParams& params,
                    net::Responder respond) {
+    respond = admitted(context, std::move(respond));
+    if (!respond) return;
     auto decoded = decode_produce_batch(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     size_t count = decoded->size();

@@ -128,22 +128,13 @@ std::string_view narad_phase(std::string_view phase) {
     return phase;  // waiting_for_source, blocked, done, failed
 }
 
-std::string rfc3339(int64_t ms) {
-    std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-    std::tm utc{};
-    gmtime_r(&seconds, &utc);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
-}
-
 // The destination's report as Narad's `worker` object (GET /v1/cluster/moves?detail=true).
 json worker_json(const json& report, const std::string& target) {
     json worker = {{"topic", report.value("topic", "")},
                    {"partition", report.value("partition", 0u)},
                    {"source", report.value("from", "")},
                    {"target", target},
-                   {"started_at", rfc3339(report.value("started_at_ms", int64_t{0}))},
+                   {"started_at", format_rfc3339(report.value("started_at_ms", int64_t{0}))},
                    {"phase", narad_phase(report.value("phase", ""))},
                    {"attempts", report.value("attempts", 0u)},
                    {"copied_bytes", report.value("bytes_copied", uint64_t{0})}};
@@ -298,28 +289,11 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
 
 namespace {
 
-// Go's strconv.ParseBool, as Narad reads its boolean parameters.
-std::optional<bool> parse_bool(std::string_view text) {
-    for (std::string_view yes : {"1", "t", "T", "TRUE", "true", "True"}) {
-        if (text == yes) return true;
-    }
-    for (std::string_view no : {"0", "f", "F", "FALSE", "false", "False"}) {
-        if (text == no) return false;
-    }
-    return std::nullopt;
-}
-
 void list_moves(ApiContext* c, move::MoveRunner* runner, const net::HttpRequest& r,
                 net::Responder d) {
-    bool detail = false;
-    if (auto text = r.query_param("detail")) {
-        auto parsed = parse_bool(*text);
-        if (!parsed) {
-            return d(error_response(
-                400, "detail must be true or false, got \"" + std::string(*text) + "\""));
-        }
-        detail = *parsed;
-    }
+    auto detail_param = bool_param("detail", r.query_param("detail"));
+    if (!detail_param.is_ok()) return d(error_response(400, detail_param.status().message()));
+    bool detail = *detail_param;
     meta::MetaSnapshot state = c->store.snapshot();
     json moves = json::array();
     for (const auto& [key, assignment] : state->assignments) {
@@ -496,6 +470,14 @@ void register_controller_move_routes(Router& internal, ApiContext& context) {
     ApiContext* c = &context;
     using namespace std::placeholders;
     add_controller_route(internal, c, "POST", kAbortPath, std::bind(abort_route, c, _1, _2, _3));
+}
+
+std::string worker_reports_json(const move::MoveRunner& runner, const NodeId& self) {
+    json workers = json::array();
+    for (const auto& progress : runner.progress()) {
+        workers.push_back(worker_json(progress_json(progress), self.value()));
+    }
+    return workers.dump();
 }
 
 Result<PeerReply> PeerSourceClient::call(const NodeId& source, std::string_view method,

@@ -41,6 +41,8 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context);
 void register_public_move_routes(Router& router, ApiContext& context, move::MoveRunner* runner);
 // The controller's side of the abort, on the cluster port.
 void register_controller_move_routes(Router& internal, ApiContext& context);
+// This node's move workers as Narad's `worker` objects: a JSON array's text.
+std::string worker_reports_json(const move::MoveRunner& runner, const NodeId& self);
 
 class PeerSourceClient final : public move::SourceClient {
   public:

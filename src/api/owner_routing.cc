@@ -34,13 +34,13 @@ void run_routed(ApiContext& context, net::Responder respond,
 
 net::HttpResponse forward_to_owner(ApiContext& context, const NodeId& owner,
                                    std::string_view method, const std::string& target,
-                                   std::string_view body, Millis timeout) {
+                                   std::string_view body, Millis timeout, std::string_view role) {
     auto reply = context.peers->call(owner, method, target, body, "application/json", timeout);
     if (!reply.is_ok()) {
         NARAD_LOG_WARN("forwarding {} {} to node {} failed: {}", method, target, owner.value(),
                        reply.status().to_string());
-        return error_response(
-            503, "owner node " + owner.value() + " is unreachable: " + reply.status().message());
+        return error_response(503, std::string(role) + " " + owner.value() +
+                                       " is unreachable: " + reply.status().message());
     }
     net::HttpResponse response;
     response.status = reply->status;

@@ -35,9 +35,10 @@ void run_routed(ApiContext& context, net::Responder respond,
                 std::function<net::HttpResponse()> work);
 
 // One call to `owner` and its answer relayed as is; an unreachable owner or a lost reply is 503
-// naming the node. Blocks.
+// naming the node as `role` ("owner node", "controller"). Blocks.
 net::HttpResponse forward_to_owner(ApiContext& context, const NodeId& owner,
                                    std::string_view method, const std::string& target,
-                                   std::string_view body, Millis timeout);
+                                   std::string_view body, Millis timeout,
+                                   std::string_view role = "owner node");
 
 }  // namespace narad::api

@@ -6,6 +6,23 @@
 #include "base/duration.h"
 
 namespace narad::api {
+
+std::optional<bool> parse_go_bool(std::string_view text) {
+    for (std::string_view yes : {"1", "t", "T", "TRUE", "true", "True"}) {
+        if (text == yes) return true;
+    }
+    for (std::string_view no : {"0", "f", "F", "FALSE", "false", "False"}) {
+        if (text == no) return false;
+    }
+    return std::nullopt;
+}
+
+Result<bool> bool_param(std::string_view name, std::optional<std::string_view> value) {
+    if (!value) return false;
+    if (auto parsed = parse_go_bool(*value)) return *parsed;
+    return Status(Errc::invalid_argument, std::string(name) + " must be true or false, got \"" +
+                                              std::string(*value) + "\"");
+}
 namespace {
 
 int hex_value(char c) {

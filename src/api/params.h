@@ -26,6 +26,13 @@ std::optional<T> parse_unsigned(std::string_view text) {
     return value;
 }
 
+// Go's strconv.ParseBool, as Narad reads its boolean parameters (1 t T TRUE true True, and the
+// same for false); nullopt otherwise.
+std::optional<bool> parse_go_bool(std::string_view text);
+// A boolean query parameter: false when absent (`value` is the parameter's text, if any);
+// invalid_argument `<name> must be true or false, got "<text>"` when it does not parse.
+Result<bool> bool_param(std::string_view name, std::optional<std::string_view> value);
+
 struct ProduceParams {
     std::optional<std::string> key;
     std::optional<uint32_t> partition;

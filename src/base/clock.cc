@@ -1,6 +1,17 @@
 #include "base/clock.h"
 
+#include <ctime>
+
 namespace narad {
+
+std::string format_rfc3339(int64_t unix_ms) {
+    std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
+}
 
 void Clock::sleep_until(MonoTime deadline) const {
     std::mutex mutex;

@@ -12,12 +12,15 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 
 namespace narad {
 
 using Millis = std::chrono::milliseconds;
 using MonoTime = std::chrono::steady_clock::time_point;
 using WallTime = std::chrono::system_clock::time_point;
+// A Unix time in milliseconds as RFC 3339 in UTC, to the second ("2026-12-01T20:00:00Z").
+std::string format_rfc3339(int64_t unix_ms);
 
 class Clock {
   public:

@@ -1,5 +1,6 @@
 // `narad user add|grant|ls|rm` and `narad cluster members|moves|decommission`: thin HTTP calls,
-// and the live view of `cluster moves --watch` (its loop is moves_watch.h).
+// the live view of `cluster moves --watch` (its loop is moves_watch.h) and the progress of
+// `cluster decommission --wait` (decommission_wait.h).
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include "cli/admin.h"
 #include "cli/calls.h"
 #include "cli/command.h"
+#include "cli/decommission_wait.h"
 #include "cli/interrupt.h"
 #include "cli/moves_watch.h"
 #include "cli/text.h"
@@ -29,13 +31,19 @@ struct AdminFlags {
     std::string target;
 };
 
-Status run_moves_watch(const AdminFlags& f, CommandEnv& env) {
+// The poll interval of --watch and --wait, within its bounds.
+Result<std::chrono::nanoseconds> poll_interval(const AdminFlags& f) {
     const std::chrono::nanoseconds interval(f.interval_ns);
     if (interval < kMinWatchInterval || interval > kMaxWatchInterval) {
         return Status(Errc::invalid_argument, "--interval must be between " +
                                                   format_duration(kMinWatchInterval) + " and " +
                                                   format_duration(kMaxWatchInterval));
     }
+    return interval;
+}
+
+Status run_moves_watch(const AdminFlags& f, CommandEnv& env) {
+    NARAD_ASSIGN_OR_RETURN(std::chrono::nanoseconds interval, poll_interval(f));
     // Before any client thread exists (see interrupt.h). Ctrl-C waits for the frame being
     // printed, so the screen is left whole.
     std::unique_ptr<InterruptWatcher> watcher;
@@ -116,21 +124,43 @@ void register_cluster(CommandTree& tree) {
         CLI::App* cmd = tree.add(cluster, "decommission",
                                  "drain a node's partitions off and remove it from the cluster");
         cmd->footer(
-            "Marks a node for decommission: the controller sheds every partition it owns\n"
-            "onto the other nodes and, once drained, removes it from the voter set.\n"
-            "Use --cancel to stop an in-progress decommission (the node keeps its\n"
-            "partitions and starts receiving again).");
+            "Marks a node draining: it refuses client produce, the controller moves every\n"
+            "partition it owns to the other nodes and, once its ingress WAL is empty,\n"
+            "removes it from etcd and the member list; the node then exits.\n"
+            "A decommission that could never complete is refused with every reason.\n"
+            "--dry-run reports that verdict without changing anything; --cancel stops a\n"
+            "drain (the node keeps what it still owns); --wait shows progress until the\n"
+            "node is out.");
         cmd->add_flag("--cancel", f->cancel, "cancel an in-progress decommission");
         cmd->add_flag("--dry-run", f->dry_run,
                       "only report whether the node could be decommissioned, and why not");
-        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
+        cmd->add_flag("--wait", f->watch,
+                      "show progress (partitions left, moves, WAL backlog, what blocks it) until "
+                      "the node has left");
+        tree.add_duration(cmd, "interval", &f->interval_ns,
+                          "with --wait: time between polls (default 1s)");
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, cmd, &env]() -> Status {
+            if (f->dry_run && f->cancel) {
+                return Status(Errc::invalid_argument, "--dry-run and --cancel cannot be combined");
+            }
+            if (f->watch && (f->dry_run || f->cancel)) {
+                return Status(Errc::invalid_argument, "--wait goes with a decommission only");
+            }
+            if (!f->watch && cmd->count("--interval") > 0) {
+                return Status(Errc::invalid_argument, "--interval needs --wait");
+            }
+            NARAD_ASSIGN_OR_RETURN(std::chrono::nanoseconds interval, poll_interval(*f));
             const std::string target =
                 "/v1/cluster/members/" + path_escape(f->args[0]) + "/decommission";
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             if (f->dry_run) {
                 return send_and_print(*api, env.output.out, "POST", target + "?dry_run=true");
             }
-            return send_silent(*api, f->cancel ? "DELETE" : "POST", target);
+            NARAD_RETURN_IF_ERROR(send_silent(*api, f->cancel ? "DELETE" : "POST", target));
+            if (!f->watch) return Status::ok();
+            std::unique_ptr<InterruptWatcher> watcher;
+            if (env.handle_signals) watcher = std::make_unique<InterruptWatcher>([] {});
+            return wait_for_decommission(*api, env.output, env.sleeper, f->args[0], interval);
         });
     }
     {
@@ -187,9 +217,23 @@ void register_cluster(CommandTree& tree) {
         auto f = std::make_shared<AdminFlags>();
         CLI::App* cmd = tree.add(cluster, "members",
                                  "list cluster members with partition counts and drain status");
-        tree.set_action(cmd, f, ArgRule::none(), [&env]() -> Status {
+        cmd->add_flag("--detail", f->detail,
+                      "also each node's own status: WAL backlog, unanswered produces, "
+                      "quarantined copies, move workers");
+        tree.set_action(cmd, f, ArgRule::none(), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
-            return send_and_print(*api, env.output.out, "GET", "/v1/cluster/members");
+            return send_and_print(
+                *api, env.output.out, "GET",
+                f->detail ? "/v1/cluster/members?detail=true" : "/v1/cluster/members");
+        });
+        auto forget_flags = std::make_shared<AdminFlags>();
+        CLI::App* forget = tree.add(
+            cmd, "forget", "remove an etcd member that has no member record (it moves no data)");
+        tree.set_action(forget, forget_flags, ArgRule::exact(1), [forget_flags, &env]() -> Status {
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            return send_and_print(
+                *api, env.output.out, "POST",
+                "/v1/cluster/members/" + path_escape(forget_flags->args[0]) + "/forget");
         });
     }
 }

@@ -169,7 +169,6 @@ class ClusterRuntime::Impl {
         meta::MetaSnapshot view = store_->snapshot();
         if (const meta::MemberInfo* known = view->find_member(self.id)) {
             self.joined_at = known->joined_at;
-            self.draining = known->draining;
         }
         // Three keep-alives per TTL, so one lost keep-alive never lets the lease lapse.
         cluster::MembershipOptions membership_options;
@@ -193,7 +192,54 @@ class ClusterRuntime::Impl {
         if (controller_) controller_->stop();
         if (membership_) membership_->stop();
         store_.reset();
+        std::lock_guard lock(host_mutex_);
+        stopped_ = true;
         if (etcd_) etcd_->stop();
+    }
+
+    Status host_etcd() {
+        std::lock_guard lock(host_mutex_);
+        if (stopped_) return Status(Errc::shutting_down, "the node is stopping");
+        if (etcd_) return Status::ok();
+        if (!options_.meta_endpoints.empty()) {
+            return Status(Errc::conflict, "this node uses an external etcd (--meta-endpoints)");
+        }
+        std::string peer_url =
+            "http://" + options_.etcd_host + ":" + std::to_string(options_.etcd_peer_port);
+        NARAD_ASSIGN_OR_RETURN(std::vector<meta::Member> members, client_->member_list());
+        for (const meta::Member& member : members) {
+            if (member.is_learner) {
+                return Status(Errc::unavailable,
+                              "another node's metastore member is still catching up; retry");
+            }
+        }
+        // Nothing of an earlier, failed attempt may be reused: etcd would ignore the flags.
+        std::string etcd_dir = io::join_path(options_.data_dir, "etcd");
+        if (fs_.stat(etcd_dir).is_ok()) NARAD_RETURN_IF_ERROR(fs_.remove_all(etcd_dir));
+        NARAD_ASSIGN_OR_RETURN(meta::Member added, client_->member_add({peer_url}, true));
+        members.push_back(added);
+        Status started =
+            start_etcd(etcd_dir, initial_cluster_of(members, options_.node_id.value(), peer_url),
+                       /*new_cluster=*/false);
+        if (!started.is_ok()) {
+            etcd_.reset();
+            Status undone = client_->member_remove(added.id);
+            NARAD_LOG_WARN("hosting an etcd learner failed ({}); removing it again: {}",
+                           started.to_string(), undone.to_string());
+            return started;
+        }
+        std::string saved_path = io::join_path(options_.data_dir, "cluster.json");
+        SavedCluster next{options_.cluster_name, true, client_->options().endpoints};
+        NARAD_RETURN_IF_ERROR(save(fs_, saved_path, next).with_context("writing " + saved_path));
+        role_ = meta::EtcdRole::learner;
+        meta::MemberInfo self = membership_->self();
+        if (auto stored = store_->snapshot()->find_member(self.id)) self = *stored;
+        self.etcd_role = meta::EtcdRole::learner;
+        self.etcd_member_id = added.id;
+        NARAD_RETURN_IF_ERROR(store_->put_member(self).with_context("recording the learner"));
+        NARAD_LOG_INFO("started an etcd learner (id {:x}) at {} to keep the cluster's voter count",
+                       added.id, peer_url);
+        return Status::ok();
     }
 
     Result<std::string> handle_join(std::string_view body) {
@@ -264,6 +310,8 @@ class ClusterRuntime::Impl {
     std::unique_ptr<cluster::Controller> controller_;
     meta::EtcdRole role_ = meta::EtcdRole::none;
     std::mutex join_mutex_;
+    std::mutex host_mutex_;  // host_etcd and stop
+    bool stopped_ = false;   // GUARDED_BY(host_mutex_)
 
   private:
     // A data directory written by the single-node release keeps its topics in <data>/meta/state.
@@ -387,7 +435,6 @@ ClusterRuntime::ClusterRuntime(std::unique_ptr<Impl> impl) : impl_(std::move(imp
     controller_ = impl_->controller_.get();
     membership_ = impl_->membership_.get();
     client_ = impl_->client_.get();
-    etcd_role_ = impl_->role_;
 }
 
 ClusterRuntime::~ClusterRuntime() { stop(); }
@@ -397,5 +444,7 @@ void ClusterRuntime::stop() { impl_->stop(); }
 Result<std::string> ClusterRuntime::handle_join(std::string_view request) {
     return impl_->handle_join(request);
 }
+
+Status ClusterRuntime::host_etcd() { return impl_->host_etcd(); }
 
 }  // namespace narad::node

@@ -57,12 +57,15 @@ class ClusterRuntime {
     // This node's liveness lease (and its owner self-fence).
     cluster::Membership& membership() { return *membership_; }
     meta::EtcdClient& client() { return *client_; }
-    // "voter", "learner" or "none": how this node hosts an etcd member.
-    meta::EtcdRole etcd_role() const { return etcd_role_; }
 
     // Another node asks to join (the body of POST /internal/v1/join); returns the JSON answer.
     // Errc::unavailable while another node's etcd member is still a learner (retry later).
     Result<std::string> handle_join(std::string_view request);
+
+    // The controller asks (POST /internal/v1/etcd/host) when a voter leaves and this node hosts no
+    // etcd member: adds this node's member as a learner, starts it, and records the role (the
+    // controller promotes it once it has caught up). Blocks; any thread.
+    Status host_etcd();
 
   private:
     class Impl;
@@ -72,7 +75,6 @@ class ClusterRuntime {
     cluster::Controller* controller_ = nullptr;
     cluster::Membership* membership_ = nullptr;
     meta::EtcdClient* client_ = nullptr;
-    meta::EtcdRole etcd_role_ = meta::EtcdRole::none;
 };
 
 }  // namespace narad::node

@@ -43,6 +43,8 @@ struct ClusterConfig {
     uint16_t etcd_peer_port = 7945;
     std::string etcd_binary = "etcd";
     int64_t voters = 3;  // nodes hosting an etcd voter (odd, 1 to 5)
+    // A decommission never leaves fewer etcd voters than this (the spec's MinVoters).
+    int64_t min_voters = 3;
     // A node whose liveness key has been gone this long is dead (Narad compiles in 30 s):
     // producers skip its partitions and its queued records go to live siblings.
     nanoseconds dead_after = std::chrono::seconds(30);

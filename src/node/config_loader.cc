@@ -261,6 +261,7 @@ Status apply_config_json(std::string_view text, Config& config) {
                       {"etcd_client_port", port_field(cluster.etcd_client_port, "cluster")},
                       {"etcd_peer_port", port_field(cluster.etcd_peer_port, "cluster")},
                       {"voters", int_field(cluster.voters, "cluster")},
+                      {"min_voters", int_field(cluster.min_voters, "cluster")},
                       {"dead_after", duration_field(cluster.dead_after)},
                       {"lease_ttl", duration_field(cluster.lease_ttl)},
                       {"controller_tick", duration_field(cluster.controller_tick)},
@@ -397,6 +398,8 @@ Status apply_environment(const EnvLookup& env, Config& config) {
     NARAD_RETURN_IF_ERROR(set_duration("NARAD_CLUSTER_LEASE_TTL", config.cluster.lease_ttl));
     NARAD_RETURN_IF_ERROR(
         set_duration("NARAD_CLUSTER_CONTROLLER_TICK", config.cluster.controller_tick));
+    NARAD_RETURN_IF_ERROR(
+        set_int("NARAD_CLUSTER_MIN_VOTERS", config.cluster.min_voters, parse_int64));
     MoveConfig& move = config.move;
     NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_FREEZE_TTL", move.freeze_ttl));
     NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_LAG_BYTES", move.lag_bytes, parse_int64));
@@ -528,6 +531,8 @@ Status validate_config(const Config& config) {
     require(move.self_fence_margin >= nanoseconds(0), "move.self_fence_margin must be >= 0");
     require(cluster.voters >= 1 && cluster.voters <= 5 && cluster.voters % 2 == 1,
             "cluster.voters must be 1, 3 or 5");
+    require(cluster.min_voters >= 1 && cluster.min_voters <= 5,
+            "cluster.min_voters must be between 1 and 5");
     require(validate_node_id(cluster.name).is_ok(),
             "cluster.name must match ^[A-Za-z0-9._-]{1,255}$");
     if (!cluster.node_id.empty()) {

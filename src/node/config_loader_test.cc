@@ -114,6 +114,22 @@ TEST(ConfigLoaderTest, MoveSettingsFromTheFileAndTheEnvironment) {
         "config: move.passes_without_progress must be between 1 and move.max_passes");
 }
 
+// Rule: cluster.min_voters defaults to 3, comes from the file or NARAD_CLUSTER_MIN_VOTERS (the
+// variable winning), and must be between 1 and 5.
+TEST(ConfigLoaderTest, MinVotersFromTheFileAndTheEnvironment) {
+    EXPECT_EQ(Config().cluster.min_voters, 3);
+    Config config;
+    ASSERT_TRUE(apply_config_json(R"({"cluster":{"min_voters":5}})", config).is_ok());
+    EXPECT_EQ(config.cluster.min_voters, 5);
+    ASSERT_TRUE(apply_environment(env_of({{"NARAD_CLUSTER_MIN_VOTERS", "1"}}), config).is_ok());
+    EXPECT_EQ(config.cluster.min_voters, 1);
+    EXPECT_EQ(load_config({}, env_of({{"NARAD_CLUSTER_MIN_VOTERS", "0"}})).status().message(),
+              "config: cluster.min_voters must be between 1 and 5");
+    EXPECT_EQ(load_config({}, env_of({{"NARAD_CLUSTER_MIN_VOTERS", "6"}})).status().message(),
+              "config: cluster.min_voters must be between 1 and 5");
+    EXPECT_FALSE(load_config({}, env_of({{"NARAD_CLUSTER_MIN_VOTERS", "three"}})).is_ok());
+}
+
 // Rule: every address is checked at load time, so nothing later can abort on one: a listen address
 // needs a port, a join target a host and a port, a metastore endpoint http://host:port.
 TEST(ConfigLoaderTest, AddressesNeedAPort) {

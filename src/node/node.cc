@@ -8,6 +8,8 @@
 #include "api/api.h"
 #include "api/internal_routes.h"
 #include "api/move_routes.h"
+#include "api/node_status.h"
+#include "api/produce_gate.h"
 #include "api/respond.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -70,6 +72,8 @@ class Node::Impl {
 
     ~Impl() { stop(); }
 
+    std::function<void()> on_decommissioned_;  // set before start()
+
     Status start() {
         MonoTime boot_started = clock_.now();
         const std::string& data = config_.storage.data_dir;
@@ -124,10 +128,12 @@ class Node::Impl {
                 consume_->on_append(topic, partition, hwm);
             });
         watch_id_ = store_->watch([this](const meta::MetaSnapshot& snapshot) {
+            follow_own_record(*snapshot);
             consume_->apply_limits(snapshot);
             purge_deleted_topics(snapshot);
             if (handoff_) handoff_->on_snapshot(snapshot);
         });
+        follow_own_record(*store_->snapshot());  // a restart in the middle of a drain
 
         wal::WalOptions wal_options;
         wal_options.segment_bytes_max = config_.storage.wal_segment_bytes;
@@ -192,11 +198,26 @@ class Node::Impl {
                     .etcd_members = [this] { return cluster_->client().member_list(); },
                 },
             .audit = audit_.get(),
+            .etcd_store = &cluster_->store(),
+            .produce_gate = &produce_gate_,
         });
+        context_->cluster.min_voters = static_cast<uint32_t>(config_.cluster.min_voters);
+        context_->cluster.max_in_flight_moves = static_cast<uint32_t>(config_.move.max_in_flight);
         api::register_routes(*router_, *context_);
         NARAD_RETURN_IF_ERROR(build_moves());
         api::register_public_move_routes(*router_, *context_, runner_.get());
+        node_status_ = std::make_unique<api::NodeStatusSources>(api::NodeStatusSources{
+            .self = NodeId(config_.cluster.node_id),
+            .gate = produce_gate_,
+            .dispatch_backlog = [this] { return wal_->stats().pending_records; },
+            .fs = fs_,
+            .data_dir = data,
+            .runner = runner_.get(),
+            .pool = *blocking_,
+        });
+        context_->node_status = node_status_.get();
         NARAD_RETURN_IF_ERROR(build_cluster_port(server_options));
+        wire_controller_hooks();
 
         maintenance_ = std::make_unique<PeriodicTask>(
             "narad-maintain", Millis(config_.storage.retention_check_interval_ms),
@@ -302,6 +323,8 @@ class Node::Impl {
         options.etcd_peer_port = cluster.etcd_peer_port;
         options.etcd_binary = cluster.etcd_binary;
         options.voters = static_cast<uint32_t>(cluster.voters);
+        options.controller.voters = static_cast<uint32_t>(cluster.voters);
+        options.controller.min_voters = static_cast<uint32_t>(cluster.min_voters);
         options.lease_ttl_seconds = std::max<int64_t>(
             1, std::chrono::duration_cast<std::chrono::seconds>(cluster.lease_ttl).count());
         options.controller.tick = std::chrono::duration_cast<Millis>(cluster.controller_tick);
@@ -390,8 +413,61 @@ class Node::Impl {
                                           : api::error_response(answer.status());
                 });
             });
+        api::register_node_status_route(internal_router_->routes(), *node_status_);
+        internal_router_->routes().add(
+            "POST", "/internal/v1/etcd/host",
+            [this](net::HttpRequest, const api::PathParams&, net::Responder d) {
+                api::answer_on_pool(*blocking_, std::move(d), [this] {
+                    Status hosted = cluster_->host_etcd();
+                    return hosted.is_ok() ? api::empty_response(204) : api::error_response(hosted);
+                });
+            });
         cluster_server_ = std::make_unique<net::HttpServer>(options, *internal_router_);
         return Status::ok();
+    }
+
+    // What the controller asks of other nodes while it drives a decommission.
+    void wire_controller_hooks() {
+        net::PeerPool* peers = peers_.get();
+        cluster_->controller().set_hooks(cluster::ControllerHooks{
+            .node_status = [peers](const NodeId& node) -> Result<cluster::NodeStatus> {
+                NARAD_ASSIGN_OR_RETURN(std::string body,
+                                       api::fetch_node_status(*peers, node, Millis(2'000)));
+                return api::decode_node_status(body);
+            },
+            .host_etcd = [peers](const NodeId& node) -> Status {
+                auto reply =
+                    peers->call(node, "POST", "/internal/v1/etcd/host", "", "", Millis(60'000));
+                if (!reply.is_ok()) return reply.status();
+                if (reply->status != 204) {
+                    return Status(Errc::peer_error,
+                                  "answered " + std::to_string(reply->status) + ": " + reply->body);
+                }
+                return Status::ok();
+            },
+        });
+    }
+
+    // This node's own member record: a drain reaches the produce gate, and the record's removal
+    // at the end of a decommission stops the node (on the replica's thread: nothing blocks).
+    void follow_own_record(const meta::MetaState& state) {
+        const meta::MemberInfo* self = state.find_member(NodeId(config_.cluster.node_id));
+        if (self != nullptr) {
+            if (self->draining != produce_gate_.draining()) {
+                NARAD_LOG_INFO(self->draining
+                                   ? "this node is draining: it refuses client produce and "
+                                     "sheds its partitions"
+                                   : "this node is no longer draining: it takes client produce");
+            }
+            produce_gate_.set_draining(self->draining);
+            had_record_ = true;
+            return;
+        }
+        if (!had_record_ || !produce_gate_.draining() || decommissioned_.exchange(true)) return;
+        NARAD_LOG_INFO(
+            "this node has been decommissioned: it owns no partition, its ingress WAL is empty "
+            "and it has left the cluster; it stops serving now");
+        if (on_decommissioned_) on_decommissioned_();
     }
 
     // Partition moves (docs/moves.md): this node's source side, and its runner of moves targeted
@@ -586,6 +662,10 @@ class Node::Impl {
     std::unique_ptr<move::MoveRunner> runner_;
     std::unique_ptr<ThreadPool> move_pool_;
     std::unique_ptr<api::MoveRouteContext> move_routes_;
+    api::ProduceGate produce_gate_;
+    std::unique_ptr<api::NodeStatusSources> node_status_;
+    std::atomic<bool> had_record_{false};
+    std::atomic<bool> decommissioned_{false};
     uint64_t watch_id_ = 0;
     uint64_t collector_id_ = 0;
     std::atomic<bool> ready_{false};
@@ -599,6 +679,9 @@ Node::~Node() = default;
 Status Node::start() { return impl_->start(); }
 void Node::stop() { impl_->stop(); }
 uint16_t Node::http_port() const { return impl_->http_port(); }
+void Node::on_decommissioned(std::function<void()> callback) {
+    impl_->on_decommissioned_ = std::move(callback);
+}
 bool Node::ready() const { return impl_->ready(); }
 
 }  // namespace narad::node

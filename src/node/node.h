@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "base/status.h"
@@ -20,6 +21,9 @@ class Node {
 
     Status start();
     void stop();
+    // Called once, on a metastore thread, when this node's member record is removed at the end
+    // of its decommission; it must not block (the caller stops the node). Set before start().
+    void on_decommissioned(std::function<void()> callback);
 
     // The bound public port (useful when configured with port 0).
     uint16_t http_port() const;

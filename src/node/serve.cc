@@ -1,6 +1,7 @@
 #include "node/serve.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -174,10 +175,12 @@ int serve_main(int argc, char** argv) {
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGUSR1);  // this node was decommissioned (Node::on_decommissioned)
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
 
     Node node(std::move(*config));
+    node.on_decommissioned([] { ::kill(::getpid(), SIGUSR1); });
     Status started = node.start();
     if (!started.is_ok()) {
         NARAD_LOG_ERROR("cannot start: {}", started.to_string());
@@ -186,7 +189,11 @@ int serve_main(int argc, char** argv) {
     }
     int received = 0;
     sigwait(&signals, &received);
-    NARAD_LOG_INFO("received {}, shutting down", received == SIGINT ? "SIGINT" : "SIGTERM");
+    if (received == SIGUSR1) {
+        NARAD_LOG_INFO("decommissioned: stopping and exiting");
+    } else {
+        NARAD_LOG_INFO("received {}, shutting down", received == SIGINT ? "SIGINT" : "SIGTERM");
+    }
     node.stop();
     return 0;
 }
