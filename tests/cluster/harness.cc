@@ -422,7 +422,6 @@ bool Cluster::wait_voter(int observer, const std::string& node_id,
 
 int Cluster::etcd_leader() const {
     for (int index : live()) {
-        if (index > options_.voters) continue;
         net::ClientOptions options;
         options.port = nodes_[index - 1]->etcd_client_port();
         options.request_timeout = std::chrono::seconds(2);
@@ -462,7 +461,6 @@ int64_t gateway_int(const json& value) {
 
 std::optional<Cluster::EtcdValue> Cluster::etcd_get(const std::string& key) const {
     for (int index : live()) {
-        if (index > options_.voters) continue;
         net::HttpClient etcd = etcd_client(*nodes_[index - 1]);
         auto response = etcd.post("/v3/kv/range", json{{"key", base64_encode(key)}}.dump());
         if (!response.is_ok() || response->status != 200) continue;
@@ -483,12 +481,30 @@ std::optional<Cluster::EtcdValue> Cluster::etcd_get(const std::string& key) cons
 
 bool Cluster::etcd_put(const std::string& key, const std::string& value) const {
     for (int index : live()) {
-        if (index > options_.voters) continue;
         net::HttpClient etcd = etcd_client(*nodes_[index - 1]);
         auto response =
             etcd.post("/v3/kv/put",
                       json{{"key", base64_encode(key)}, {"value", base64_encode(value)}}.dump());
         if (response.is_ok() && response->status == 200) return true;
+    }
+    return false;
+}
+
+bool Cluster::transfer_etcd_leadership(int to) {
+    int leader = etcd_leader();
+    if (leader == 0) return false;
+    if (leader == to) return true;
+    net::HttpClient etcd = etcd_client(*nodes_[leader - 1]);
+    auto listed = etcd.post("/v3/cluster/member/list", "{}");
+    if (!listed.is_ok() || listed->status != 200) return false;
+    json body = json::parse(listed->body, nullptr, false);
+    if (body.is_discarded() || !body.contains("members")) return false;
+    for (const auto& member : body["members"]) {
+        if (member.value("name", "") != node(to).node_id()) continue;
+        auto moved = etcd.post("/v3/maintenance/transferleadership",
+                               json{{"targetID", member.value("ID", "")}}.dump());
+        if (!moved.is_ok() || moved->status != 200) return false;
+        return eventually([&] { return etcd_leader() == to; }, std::chrono::seconds(20));
     }
     return false;
 }

@@ -194,10 +194,12 @@ class Cluster {
     // `observer`'s view).
     bool wait_voter(int observer, const std::string& node_id,
                     std::chrono::milliseconds timeout = std::chrono::seconds(60)) const;
-    // The node hosting the etcd leader (asked of live etcd-hosting nodes' etcd), or 0.
+    // The node hosting the etcd leader (asked of every live node's etcd port), or 0.
     int etcd_leader() const;
+    // Moves etcd leadership to node `to` (which hosts a voter) and waits until it leads.
+    bool transfer_etcd_leadership(int to);
 
-    // One key of the metastore, through the etcd JSON gateway of a live etcd-hosting node: its
+    // One key of the metastore, through the etcd JSON gateway of a live node hosting etcd: its
     // value, "" (with `found` false) when absent; nullopt when no etcd member answered.
     struct EtcdValue {
         bool found = false;

@@ -1,8 +1,8 @@
-// Helpers shared by the partition-move tests (move_test.cc, move_failure_test.cc): the
-// metastore's view of assignments and moves, /v1/cluster/moves and its detail, node logs, traffic
-// recorded in a Ledger, prefill, and the one-move fixture (a 4-partition topic at 2/1/1 on nodes
-// 1-3, one move onto a joining node 4). Test code only; every wait is on a condition with a
-// deadline.
+// Helpers shared by the partition-move tests (move_test.cc, move_failure_test.cc,
+// decommission_test.cc): the metastore's view of assignments and moves, /v1/cluster/moves and its
+// detail, node logs, traffic recorded in a Ledger, prefill, the one-move fixture (a 4-partition
+// topic at 2/1/1 on nodes 1-3, one move onto a joining node 4) and the failure fixtures. Test code
+// only; every wait is on a condition with a deadline.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -499,6 +499,112 @@ inline bool wait_copying(Cluster& cluster, const Move& move) {
                 std::chrono::duration<double>(SteadyClock::now() - started).count(),
                 detail.value_or(json()).dump().c_str());
     return copying;
+}
+
+// ---- The failure fixtures (move_failure_test.cc, decommission_test.cc) -------------------------
+
+// move_cluster() with the failure timeouts short: force-promote and dead-target after 8 s, the
+// sweep every 3 ticks, freeze TTL 6 s.
+inline ClusterOptions failure_cluster(int nodes) {
+    return move_cluster(nodes, {{"NARAD_MOVE_FORCE_PROMOTE_AFTER", "8s"},
+                                {"NARAD_MOVE_DEAD_TARGET_ABORT_AFTER", "8s"},
+                                {"NARAD_MOVE_SWEEP_EVERY", "3"},
+                                {"NARAD_MOVE_FREEZE_TTL", "6s"}});
+}
+
+// Prefills every partition with `count` messages (partition p holds ids [p * count, ...)) and
+// waits until each is committed at its owner, so no ingress WAL still holds one.
+inline int prefill_committed(Cluster& cluster, const std::string& topic, int partitions, int count,
+                             size_t pad, Ledger& ledger) {
+    int next = prefill(cluster, 1, topic, partitions, count, pad, ledger, 0);
+    bool committed = eventually(
+        [&] {
+            for (int p = 0; p < partitions; ++p) {
+                if (high_watermark(cluster, 1, topic, p) < count) return false;
+            }
+            return true;
+        },
+        seconds(60), milliseconds(50));
+    EXPECT_TRUE(committed) << "the prefill was not committed";
+    return next;
+}
+
+// The live nodes other than `excluded` among 1..3.
+inline std::vector<int> others_than(int excluded) {
+    std::vector<int> out;
+    for (int index = 1; index <= 3; ++index) {
+        if (index != excluded) out.push_back(index);
+    }
+    return out;
+}
+
+// The partitions `owner` held at the start besides the moving one: their records live only on
+// its disk while it is dead.
+inline std::set<int> held_only_by(const OneMove& setup, const std::string& owner) {
+    std::set<int> out;
+    for (const auto& [p, assignment] : setup.initial) {
+        if (assignment.owner == owner && p != setup.move.partition) out.insert(p);
+    }
+    return out;
+}
+
+// Lost ids other than the prefill of `dead_partitions` (prefill_committed: partition p holds ids
+// [p * per_partition, (p + 1) * per_partition) of the first 4 * per_partition).
+inline std::vector<int> lost_beyond(Ledger& ledger, const std::set<int>& dead_partitions,
+                                    int per_partition) {
+    std::vector<int> out;
+    for (int id : ledger.lost()) {
+        bool on_dead_disk = id < 4 * per_partition && dead_partitions.count(id / per_partition) > 0;
+        if (!on_dead_disk) out.push_back(id);
+    }
+    return out;
+}
+
+inline std::string ids(const std::vector<int>& list) {
+    std::string out;
+    for (size_t i = 0; i < list.size() && i < 10; ++i) out += " " + std::to_string(list[i]);
+    return out;
+}
+
+// Nodes 1-3 with a 4-partition topic (2/1/1), each partition prefilled with `per_partition`
+// committed messages of `pad` bytes, then node 4 joining and the one move planned onto it.
+inline OneMove prefilled_move(Cluster& cluster, const std::string& topic, int per_partition,
+                              size_t pad, Ledger& ledger) {
+    OneMove setup;
+    setup.initial = start_with_topic(cluster, topic, 4);
+    EXPECT_EQ(setup.initial.size(), 4u);
+    if (setup.initial.size() != 4u) return setup;
+    prefill_committed(cluster, topic, 4, per_partition, pad, ledger);
+    cluster.join(4);
+    if (::testing::Test::HasFatalFailure()) return setup;
+    auto move = wait_single_move(cluster, 1, seconds(30));
+    if (!move) return setup;
+    setup.move = *move;
+    setup.source = cluster.index_of(move->from);
+    return setup;
+}
+
+// Waits until node 4 reports the move's first pass complete (every listed byte copied).
+inline bool first_pass_done(Cluster& cluster, const Move& move) {
+    return eventually(
+        [&] {
+            auto detail = move_detail(cluster, 4, move);
+            if (!detail) return false;
+            uint64_t total = detail->value("bytes_total", uint64_t{0});
+            return total > 0 && detail->value("bytes_copied", uint64_t{0}) >= total;
+        },
+        seconds(60), milliseconds(20));
+}
+
+// Waits for `bound` with the answer to `changed` staying false all along; false as soon as it
+// turns true (a negative check, bounded).
+inline bool stays_unchanged(const std::function<bool()>& changed, milliseconds bound) {
+    return !eventually(changed, bound, milliseconds(200));
+}
+
+inline bool etcd_has(Cluster& cluster, const std::string& key) {
+    auto value = cluster.etcd_get(key);
+    return value && value->found;
 }
 
 }  // namespace narad::testing
