@@ -37,9 +37,9 @@ test-build: deps
 		-DNARAD_TESTS=ON -DNARAD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(TEST_DIR) -j $(JOBS)
 
-# Every unit and cluster (multi-process) test.
+# Every unit and cluster (multi-process) test, and the chaos suite's CI tier.
 test: test-build
-	@cd $(TEST_DIR) && ctest -L 'unit|cluster' --output-on-failure -j $(JOBS) --timeout 900
+	@cd $(TEST_DIR) && ctest -L 'unit|cluster|chaos' --output-on-failure -j $(JOBS) --timeout 900
 
 unit: test-build
 	@cd $(TEST_DIR) && ctest -L unit --output-on-failure -j $(JOBS)
@@ -48,9 +48,14 @@ unit: test-build
 cluster-test: test-build
 	@cd $(TEST_DIR) && ctest -L cluster --output-on-failure -j $(JOBS)
 
-# Long crash-and-recover runs, not part of `make test`.
+# The chaos suite (docs/reliability.md): the CI tier (a few minutes), or with LONG=1 the long run
+# (DURATION=30m by default). NARAD_CHAOS_SEED=<seed> repeats a run.
+ifeq ($(LONG),1)
+DURATION ?= 30m
+endif
 chaos: test-build
-	@cd $(TEST_DIR) && ctest -L chaos --output-on-failure
+	@cd $(TEST_DIR) && NARAD_CHAOS_DURATION=$(DURATION) ctest -L chaos --output-on-failure \
+		--timeout 7200
 
 # Narad side by side with NATS JetStream and Redis Streams, same run, same machine (issue 5):
 # bench/workloads/*.yaml through narad-compare; rewrites the generated section of

@@ -1,0 +1,201 @@
+// The chaos suite (docs/reliability.md): real `narad serve` processes under recorded produce and
+// consume while a seeded nemesis injects faults and cluster operations, then the history checker
+// (check_history.py) judges the whole history. Two legs:
+// - strict: no faults, but a node joins (a rebalance) and is decommissioned again: no acked
+//   message comes back, and every duplicate is explained by a nack, a refused ack or an expired
+//   lease;
+// - faults: kill -9 and restart, SIGSTOP/SIGCONT (also past the freeze TTL), aborted moves, kills
+//   aimed at a move's source or destination, a join and a decommission, for NARAD_CHAOS_DURATION
+//   (default 180s).
+// NARAD_CHAOS_SEED repeats a run (the seed is printed); histories go to NARAD_CHAOS_OUT (default
+// ./chaos-histories), one JSON line per operation, with the checker's verdict beside them.
+#include <filesystem>
+#include <random>
+
+#include "chaos/nemesis.h"
+#include "chaos/recorder.h"
+#include "cluster/move_support.h"
+
+namespace narad::testing {
+namespace {
+
+constexpr int kPartitions = 12;
+constexpr int kVisibilityMs = 5'000;
+// How long after a fault its effects may still explain an anomaly: a lease it cut short runs out
+// (the visibility timeout) and a restarted node is found live again (the lease TTL).
+constexpr int kFaultGraceMs = 8'000;
+
+uint64_t chaos_seed() {
+    const char* value = std::getenv("NARAD_CHAOS_SEED");
+    if (value != nullptr && *value != '\0') return std::strtoull(value, nullptr, 10);
+    return std::random_device{}();
+}
+
+// NARAD_CHAOS_DURATION as `<n>s` or `<n>m`; `fallback` when unset or unreadable.
+milliseconds chaos_duration(milliseconds fallback) {
+    const char* value = std::getenv("NARAD_CHAOS_DURATION");
+    if (value == nullptr || *value == '\0') return fallback;
+    char* end = nullptr;
+    long long amount = std::strtoll(value, &end, 10);
+    if (amount <= 0 || end == nullptr) return fallback;
+    if (std::string_view(end) == "m") return std::chrono::minutes(amount);
+    if (std::string_view(end) == "s" || *end == '\0') return seconds(amount);
+    return fallback;
+}
+
+std::string history_path(const std::string& leg, uint64_t seed) {
+    const char* out = std::getenv("NARAD_CHAOS_OUT");
+    std::string directory = out != nullptr && *out != '\0' ? out : "chaos-histories";
+    std::filesystem::create_directories(directory);
+    return directory + "/" + leg + "-" + std::to_string(seed) + ".jsonl";
+}
+
+void create_chaos_topic(Cluster& cluster, const std::string& topic) {
+    auto client = cluster.node(1).client();
+    auto created = http(
+        client, "POST", "/v1/topics",
+        json{{"name", topic}, {"partitions", kPartitions}, {"visibility_timeout_ms", kVisibilityMs}}
+            .dump());
+    ASSERT_TRUE(created.is_ok() && created->status == 201) << describe(created);
+    ASSERT_TRUE(eventually([&] { return !read_assignments(cluster, topic, kPartitions).empty(); }));
+}
+
+double summed_metric(Cluster& cluster, const char* series) {
+    double total = 0;
+    for (int index : cluster.live()) total += metric(cluster, index, series);
+    return total;
+}
+
+// The figures of a run, printed for docs/reliability.md.
+void report(Cluster& cluster, const std::string& leg, uint64_t seed, History& history,
+            Ledger& ledger, const Nemesis& nemesis, double seconds_run) {
+    double freezes = summed_metric(cluster, kFreezeCount);
+    std::printf(
+        "chaos %s seed=%llu: %.0f s, %lld history lines; %s; faults: %s; moves completed %.0f, "
+        "force-promoted %.0f, aborted %.0f, non-converged %.0f; freezes %.0f (mean %.0f ms); "
+        "quarantined copies %.0f\n",
+        leg.c_str(), static_cast<unsigned long long>(seed), seconds_run,
+        static_cast<long long>(history.lines()), ledger.summary().c_str(),
+        nemesis.counts().summary().c_str(), summed_metric(cluster, kCompleted),
+        summed_metric(cluster, "narad_moves_total{outcome=\"force_promoted\"}"),
+        summed_metric(cluster, "narad_moves_total{outcome=\"aborted\"}"),
+        summed_metric(cluster, kNonConverged), freezes,
+        freezes > 0 ? 1000 * summed_metric(cluster, kFreezeSum) / freezes : 0.0,
+        summed_metric(cluster, "narad_quarantined_copies"));
+    std::printf("history: %s\n", history.path().c_str());
+}
+
+json start_fields(const std::string& mode, uint64_t seed, int min_produced) {
+    return {{"seed", seed},
+            {"mode", mode},
+            {"visibility_ms", kVisibilityMs},
+            {"fault_grace_ms", kFaultGraceMs},
+            {"min_produced", min_produced}};
+}
+
+// Rule: with no faults, a rebalance onto a joining node and its decommission redeliver no acked
+// message, lose nothing and produce no duplicate that a nack, a refused ack or an expired lease
+// does not explain.
+TEST(ChaosTest, StrictLegJoinAndDecommissionWithoutFaults) {
+    const uint64_t seed = chaos_seed();
+    std::printf("chaos strict seed=%llu (NARAD_CHAOS_SEED=%llu repeats it)\n",
+                static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+    Cluster cluster(move_cluster(4, {{"NARAD_MOVE_COPY_RATE", std::to_string(256 << 10)}}));
+    cluster.start_first(3);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    const std::string topic = "chaos";
+    ASSERT_NO_FATAL_FAILURE(create_chaos_topic(cluster, topic));
+    History history(history_path("strict", seed));
+    history.meta("start", start_fields("strict", seed, 500));
+    Ledger ledger(2'000'000);
+    Nemesis operations(cluster, history, seed, topic);
+    auto started = SteadyClock::now();
+    {
+        RecordedTraffic traffic(cluster, history, ledger,
+                                TrafficOptions{.topic = topic, .seed = seed});
+        traffic.produce({1, 2, 3});
+        traffic.consume({1, 2, 3});
+        ASSERT_TRUE(accepted_grows_by(ledger, 3'000));
+        operations.join(4);
+        // The rebalance gives the new node its share (8 partitions over 4 nodes).
+        EXPECT_TRUE(eventually(
+            [&] {
+                auto moves = list_moves(cluster, 1);
+                return moves && moves->empty() &&
+                       owned_partitions(cluster, 1)["n4"] == kPartitions / 4;
+            },
+            seconds(120), milliseconds(200)))
+            << move_logs(cluster);
+        ASSERT_TRUE(accepted_grows_by(ledger, 2'000));
+        EXPECT_TRUE(operations.decommission(4, seconds(180))) << move_logs(cluster);
+        ASSERT_TRUE(accepted_grows_by(ledger, 2'000));
+        history.meta("healed");
+        bool drained = traffic.drain(seconds(120));
+        history.meta("end", {{"drained", drained}});
+    }
+    report(cluster, "strict", seed, history, ledger, operations,
+           std::chrono::duration<double>(SteadyClock::now() - started).count());
+    EXPECT_EQ(run_checker(history.path()), 0) << "the checker did not pass the history";
+}
+
+// Rule: under kill -9, SIGSTOP (also past the freeze TTL), aborted moves, kills aimed at a move's
+// source or destination, a join and a decommission, nothing accepted is lost, nothing is
+// corrupted, no offset holds two messages, nothing refused is delivered, and every anomaly the
+// checker tolerates falls inside a fault window.
+TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
+    const uint64_t seed = chaos_seed();
+    const milliseconds duration = chaos_duration(seconds(180));
+    std::printf("chaos faults seed=%llu for %lld s (NARAD_CHAOS_SEED=%llu repeats it)\n",
+                static_cast<unsigned long long>(seed),
+                static_cast<long long>(duration.count() / 1000),
+                static_cast<unsigned long long>(seed));
+    Cluster cluster(move_cluster(
+        5, {{"NARAD_MOVE_COPY_RATE", std::to_string(128 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}}));
+    cluster.start_first(4);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    const std::string topic = "chaos";
+    ASSERT_NO_FATAL_FAILURE(create_chaos_topic(cluster, topic));
+    History history(history_path("faults", seed));
+    history.meta("start", start_fields("faults", seed, 500));
+    Ledger ledger(2'000'000);
+    Nemesis nemesis(cluster, history, seed, topic);
+    auto started = SteadyClock::now();
+    {
+        RecordedTraffic traffic(cluster, history, ledger,
+                                TrafficOptions{.topic = topic, .seed = seed});
+        traffic.produce({1, 2, 3, 4});
+        traffic.consume({1, 2, 3, 4});
+        ASSERT_TRUE(accepted_grows_by(ledger, 300));
+        bool joined = false;
+        bool decommissioned = false;
+        while (SteadyClock::now() - started < duration) {
+            auto elapsed = SteadyClock::now() - started;
+            if (!joined && elapsed > duration / 5) {
+                // A rebalance starts: aim the next faults at its moves.
+                nemesis.join(5);
+                joined = true;
+                nemesis.gap(milliseconds(500), seconds(2));
+                nemesis.kill_a_move_side();
+                nemesis.gap(milliseconds(500), seconds(2));
+                nemesis.abort_a_move();
+            } else if (joined && !decommissioned && elapsed > duration * 3 / 5) {
+                EXPECT_TRUE(nemesis.decommission(5, seconds(180))) << move_logs(cluster);
+                decommissioned = true;
+            } else {
+                nemesis.random_fault({1, 2, 3, 4});
+            }
+            // Quiet stretches between faults, so the checker sees the cluster outside fault
+            // windows too.
+            nemesis.gap(seconds(8), seconds(20));
+        }
+        history.meta("healed");
+        bool drained = traffic.drain(seconds(180));
+        history.meta("end", {{"drained", drained}});
+    }
+    report(cluster, "faults", seed, history, ledger, nemesis,
+           std::chrono::duration<double>(SteadyClock::now() - started).count());
+    EXPECT_EQ(run_checker(history.path()), 0) << "the checker did not pass the history";
+}
+
+}  // namespace
+}  // namespace narad::testing

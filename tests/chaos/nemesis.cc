@@ -1,0 +1,121 @@
+#include "chaos/nemesis.h"
+
+#include <thread>
+
+#include "cluster/move_support.h"
+
+namespace narad::testing {
+
+std::string NemesisCounts::summary() const {
+    std::string out;
+    for (const auto& [kind, count] : faults) {
+        out += (out.empty() ? "" : ", ") + kind + " " + std::to_string(count);
+    }
+    return out.empty() ? "none" : out;
+}
+
+Nemesis::Nemesis(Cluster& cluster, History& history, uint64_t seed, std::string topic)
+    : cluster_(cluster), history_(history), random_(seed), topic_(std::move(topic)) {}
+
+milliseconds Nemesis::between(milliseconds low, milliseconds high) {
+    std::uniform_int_distribution<int64_t> pick(low.count(), high.count());
+    return milliseconds(pick(random_));
+}
+
+void Nemesis::gap(milliseconds low, milliseconds high) {
+    std::this_thread::sleep_for(between(low, high));  // the schedule, not a synchronisation
+}
+
+void Nemesis::kill_and_restart(int node, milliseconds down, const std::string& why) {
+    HistoryTime start = history_.now();
+    cluster_.kill(node);
+    std::this_thread::sleep_for(down);  // how long the node stays down: the fault itself
+    cluster_.restart(node);
+    history_.fault("kill", node, start, history_.now(),
+                   why.empty() ? "down " + std::to_string(down.count()) + " ms" : why);
+    count("kill");
+}
+
+void Nemesis::pause_and_resume(int node, milliseconds stopped) {
+    HistoryTime start = history_.now();
+    cluster_.pause(node);
+    std::this_thread::sleep_for(stopped);  // how long the node stays stopped: the fault itself
+    cluster_.resume(node);
+    history_.fault("pause", node, start, history_.now(),
+                   "stopped " + std::to_string(stopped.count()) + " ms");
+    count(stopped >= seconds(6) ? "pause_past_freeze_ttl" : "pause");
+}
+
+bool Nemesis::abort_a_move() {
+    auto moves = list_moves(cluster_, cluster_.live().front());
+    if (!moves || moves->empty()) return false;
+    const Move& move = (*moves)[random_() % moves->size()];
+    HistoryTime start = history_.now();
+    auto client = cluster_.node(cluster_.live().front()).client(seconds(15));
+    auto answer = http(client, "POST",
+                       "/v1/cluster/moves/" + move.topic + "/" + std::to_string(move.partition) +
+                           "/abort?target=" + move.to);
+    history_.fault("abort", cluster_.index_of(move.to), start, history_.now(),
+                   to_string(move) + ": " + describe(answer));
+    count("abort");
+    return true;
+}
+
+bool Nemesis::kill_a_move_side() {
+    auto moves = list_moves(cluster_, cluster_.live().front());
+    if (!moves || moves->empty()) return false;
+    const Move& move = (*moves)[random_() % moves->size()];
+    bool source = random_() % 2 == 0;
+    int node = cluster_.index_of(source ? move.from : move.to);
+    if (node == 0) return false;
+    kill_and_restart(node, between(milliseconds(500), seconds(4)),
+                     std::string(source ? "source" : "destination") + " of " + to_string(move));
+    count(source ? "kill_move_source" : "kill_move_destination");
+    return true;
+}
+
+void Nemesis::join(int index) {
+    HistoryTime start = history_.now();
+    cluster_.join(index);
+    history_.fault("join", index, start, history_.now(), "n" + std::to_string(index) + " joins");
+    count("join");
+}
+
+bool Nemesis::decommission(int index, milliseconds timeout) {
+    HistoryTime start = history_.now();
+    const std::string id = cluster_.node(index).node_id();
+    int via = index == 1 ? 2 : 1;
+    auto client = cluster_.node(via).client(seconds(30));
+    auto accepted = http(client, "POST", "/v1/cluster/members/" + id + "/decommission");
+    bool left =
+        accepted.is_ok() && accepted->status == 204 &&
+        eventually([&] { return !cluster_.node(index).running(); }, timeout, milliseconds(200));
+    history_.fault("decommission", index, start, history_.now(),
+                   id + ": " + describe(accepted) + (left ? ", left" : ", still a member"));
+    count("decommission");
+    return left;
+}
+
+void Nemesis::random_fault(const std::vector<int>& targets) {
+    int node = targets[random_() % targets.size()];
+    switch (random_() % 6) {
+        case 0:
+        case 1:
+            kill_and_restart(node, between(milliseconds(500), seconds(5)));
+            break;
+        case 2:
+            pause_and_resume(node, between(milliseconds(500), seconds(3)));
+            break;
+        case 3:
+            pause_and_resume(node, between(seconds(7), seconds(9)));  // past the 6 s freeze TTL
+            break;
+        case 4:
+            if (!abort_a_move()) pause_and_resume(node, between(milliseconds(500), seconds(2)));
+            break;
+        default:
+            if (!kill_a_move_side()) kill_and_restart(node, between(milliseconds(500), seconds(3)));
+            break;
+    }
+}
+
+}  // namespace narad::testing

@@ -1,0 +1,64 @@
+// The chaos suite's nemesis (docs/reliability.md): faults and cluster operations, chosen by a
+// seeded random generator so a run can be repeated, each recorded in the History as a fault
+// window. One fault is active at a time and every fault is healed before the next starts, so a
+// quorum of etcd voters is always up; heal() undoes whatever is still in effect at the end.
+//
+// Driven from the test's main thread only.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "chaos/recorder.h"
+#include "cluster/harness.h"
+
+namespace narad::testing {
+
+struct NemesisCounts {
+    std::map<std::string, int> faults;  // by kind
+    std::string summary() const;
+};
+
+class Nemesis {
+  public:
+    Nemesis(Cluster& cluster, History& history, uint64_t seed, std::string topic);
+
+    // SIGKILL, down for `down`, then a restart (waits until ready).
+    void kill_and_restart(int node, std::chrono::milliseconds down, const std::string& why = "");
+    // SIGSTOP for `stopped`, then SIGCONT.
+    void pause_and_resume(int node, std::chrono::milliseconds stopped);
+    // Aborts one move in flight, if any; false when none was in flight.
+    bool abort_a_move();
+    // Kills the source or the destination of a move in flight (chosen at random) and restarts
+    // it; false when no move was in flight.
+    bool kill_a_move_side();
+    // Starts node `index` for the first time (a join: a rebalance follows).
+    void join(int index);
+    // Decommissions node `index` and waits until it has exited; false if it did not in time.
+    bool decommission(int index, std::chrono::milliseconds timeout);
+
+    // One fault chosen at random among the nodes `targets` (kill, pause, pause past the freeze
+    // TTL, abort, a kill aimed at a move).
+    void random_fault(const std::vector<int>& targets);
+    // A random pause between faults, from `low` to `high`.
+    void gap(std::chrono::milliseconds low, std::chrono::milliseconds high);
+
+    const NemesisCounts& counts() const { return counts_; }
+    std::mt19937_64& random() { return random_; }
+
+  private:
+    std::chrono::milliseconds between(std::chrono::milliseconds low,
+                                      std::chrono::milliseconds high);
+    void count(const std::string& kind) { ++counts_.faults[kind]; }
+
+    Cluster& cluster_;
+    History& history_;
+    std::mt19937_64 random_;
+    std::string topic_;
+    NemesisCounts counts_;
+};
+
+}  // namespace narad::testing
