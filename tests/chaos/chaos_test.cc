@@ -4,8 +4,9 @@
 // - strict: no faults, but a node joins (a rebalance) and is decommissioned again: no acked
 //   message comes back, and every duplicate is explained by a nack, a refused ack or an expired
 //   lease;
-// - faults: kill -9 and restart, SIGSTOP/SIGCONT (also past the freeze TTL), aborted moves, kills
-//   aimed at a move's source or destination, a join and a decommission, for NARAD_CHAOS_DURATION
+// - faults: kill -9 and restart, SIGSTOP/SIGCONT (also past the freeze TTL), a node cut off from
+//   the others, one-way cuts (per-node network namespaces), aborted moves, kills aimed at a
+//   move's source or destination, a join and a decommission, for NARAD_CHAOS_DURATION
 //   (default 180s).
 // NARAD_CHAOS_SEED repeats a run (the seed is printed); histories go to NARAD_CHAOS_OUT (default
 // ./chaos-histories), one JSON line per operation, with the checker's verdict beside them.
@@ -149,8 +150,11 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
                 static_cast<unsigned long long>(seed),
                 static_cast<long long>(duration.count() / 1000),
                 static_cast<unsigned long long>(seed));
-    Cluster cluster(move_cluster(
-        5, {{"NARAD_MOVE_COPY_RATE", std::to_string(128 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}}));
+    ClusterOptions options = move_cluster(
+        5, {{"NARAD_MOVE_COPY_RATE", std::to_string(128 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}});
+    options.network_namespaces = true;  // so the nemesis can cut links
+    Cluster cluster(options);
+    ASSERT_FALSE(::testing::Test::HasFailure()) << "no network namespaces (root is needed)";
     cluster.start_first(4);
     ASSERT_FALSE(::testing::Test::HasFatalFailure());
     const std::string topic = "chaos";

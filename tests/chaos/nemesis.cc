@@ -74,6 +74,37 @@ bool Nemesis::kill_a_move_side() {
     return true;
 }
 
+void Nemesis::isolate(int node, milliseconds duration) {
+    Network* network = cluster_.network();
+    HistoryTime start = history_.now();
+    bool cut = true;
+    for (int other = 1; other <= cluster_.size(); ++other) {
+        if (other != node) cut &= network->cut(node, other);
+    }
+    std::this_thread::sleep_for(duration);  // how long the cut lasts: the fault itself
+    bool healed = network->heal(node);
+    for (int other = 1; other <= cluster_.size(); ++other) {
+        if (other != node) healed &= network->heal(other);
+    }
+    EXPECT_TRUE(cut && healed) << network->error();
+    history_.fault("isolate", node, start, history_.now(),
+                   "cut off from every node for " + std::to_string(duration.count()) + " ms");
+    count("isolate");
+}
+
+void Nemesis::cut_one_way(int from, int to, milliseconds duration) {
+    Network* network = cluster_.network();
+    HistoryTime start = history_.now();
+    bool cut = network->cut_one_way(from, to);
+    std::this_thread::sleep_for(duration);  // how long the cut lasts: the fault itself
+    bool healed = network->heal(from);
+    EXPECT_TRUE(cut && healed) << network->error();
+    history_.fault("cut_one_way", from, start, history_.now(),
+                   "n" + std::to_string(from) + " cannot send to n" + std::to_string(to) + " for " +
+                       std::to_string(duration.count()) + " ms");
+    count("cut_one_way");
+}
+
 void Nemesis::join(int index) {
     HistoryTime start = history_.now();
     cluster_.join(index);
@@ -98,7 +129,8 @@ bool Nemesis::decommission(int index, milliseconds timeout) {
 
 void Nemesis::random_fault(const std::vector<int>& targets) {
     int node = targets[random_() % targets.size()];
-    switch (random_() % 6) {
+    const bool cuts = cluster_.network() != nullptr && cluster_.network()->ready();
+    switch (random_() % (cuts ? 8 : 6)) {
         case 0:
         case 1:
             kill_and_restart(node, between(milliseconds(500), seconds(5)));
@@ -112,9 +144,21 @@ void Nemesis::random_fault(const std::vector<int>& targets) {
         case 4:
             if (!abort_a_move()) pause_and_resume(node, between(milliseconds(500), seconds(2)));
             break;
-        default:
+        case 5:
             if (!kill_a_move_side()) kill_and_restart(node, between(milliseconds(500), seconds(3)));
             break;
+        case 6:
+            isolate(node, between(seconds(1), seconds(8)));
+            break;
+        default: {
+            std::vector<int> others;
+            for (int target : targets) {
+                if (target != node) others.push_back(target);
+            }
+            int other = others[random_() % others.size()];
+            cut_one_way(node, other, between(seconds(1), seconds(6)));
+            break;
+        }
     }
 }
 

@@ -35,13 +35,19 @@ class Nemesis {
     // Kills the source or the destination of a move in flight (chosen at random) and restarts
     // it; false when no move was in flight.
     bool kill_a_move_side();
+    // Cuts node `node` off from every other node, both ways, for `duration` (the test's clients
+    // still reach it), then heals. Needs the cluster's network namespaces.
+    void isolate(int node, std::chrono::milliseconds duration);
+    // Node `from` cannot send to node `to` for `duration`.
+    void cut_one_way(int from, int to, std::chrono::milliseconds duration);
     // Starts node `index` for the first time (a join: a rebalance follows).
     void join(int index);
     // Decommissions node `index` and waits until it has exited; false if it did not in time.
     bool decommission(int index, std::chrono::milliseconds timeout);
 
     // One fault chosen at random among the nodes `targets` (kill, pause, pause past the freeze
-    // TTL, abort, a kill aimed at a move).
+    // TTL, abort, a kill aimed at a move, and with network namespaces an isolation or a one-way
+    // cut).
     void random_fault(const std::vector<int>& targets);
     // A random pause between faults, from `low` to `high`.
     void gap(std::chrono::milliseconds low, std::chrono::milliseconds high);

@@ -127,7 +127,13 @@ void NodeProcess::spawn() {
     std::string log = log_path();
     posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int rc = posix_spawn(&pid_, NARAD_BINARY, &actions, nullptr, argv.data(), envp.data());
+    if (!options_.netns.empty()) {
+        // `ip netns exec` execs the node in place, so the pid stays the node's.
+        static char ip[] = "ip", netns[] = "netns", exec[] = "exec";
+        argv.insert(argv.begin(), {ip, netns, exec, options_.netns.data()});
+    }
+    const char* program = options_.netns.empty() ? NARAD_BINARY : "/usr/sbin/ip";
+    int rc = posix_spawn(&pid_, program, &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     paused_ = false;
     ASSERT_EQ(rc, 0) << "cannot start " << NARAD_BINARY;
@@ -210,7 +216,7 @@ bool NodeProcess::running() {
 
 net::HttpClient NodeProcess::client(std::chrono::milliseconds timeout) const {
     net::ClientOptions options;
-    options.host = "127.0.0.1";
+    options.host = options_.host;
     options.port = port_;
     options.request_timeout = timeout;
     options.connect_timeout = std::min(timeout, std::chrono::milliseconds(5000));
@@ -262,10 +268,69 @@ std::map<std::string, std::string> fast_failover_env() {
             {"NARAD_CLUSTER_CONTROLLER_TICK", tick}};
 }
 
+Network::Network(int nodes) : nodes_(nodes) {
+    int pid = static_cast<int>(::getpid());
+    prefix_ = "nr" + std::to_string(pid % 100000);
+    subnet_ = "10." + std::to_string(100 + pid % 100) + "." + std::to_string(pid / 100 % 250) + ".";
+    std::string bridge = prefix_ + "b";
+    ready_ = run("ip link add " + bridge + " type bridge") &&
+             run("ip addr add " + subnet_ + "254/24 dev " + bridge) &&
+             run("ip link set " + bridge + " up");
+    for (int index = 1; ready_ && index <= nodes_; ++index) {
+        std::string ns = netns(index);
+        std::string veth = prefix_ + "v" + std::to_string(index);
+        ready_ = run("ip netns add " + ns) &&
+                 run("ip link add " + veth + " type veth peer name " + veth + "p") &&
+                 run("ip link set " + veth + "p netns " + ns) &&
+                 run("ip link set " + veth + " master " + bridge + " up") &&
+                 run("ip -n " + ns + " addr add " + host(index) + "/24 dev " + veth + "p") &&
+                 run("ip -n " + ns + " link set " + veth + "p up") &&
+                 run("ip -n " + ns + " link set lo up");
+    }
+}
+
+Network::~Network() {
+    for (int index = 1; index <= nodes_; ++index) {
+        (void)run("ip netns del " + netns(index) + " 2>/dev/null");
+    }
+    (void)run("ip link del " + prefix_ + "b 2>/dev/null");
+}
+
+bool Network::run(const std::string& command) {
+    if (std::system(command.c_str()) == 0) return true;
+    if (error_.empty()) error_ = "failed: " + command;
+    return false;
+}
+
+std::string Network::host(int index) const { return subnet_ + std::to_string(index); }
+std::string Network::netns(int index) const { return prefix_ + "n" + std::to_string(index); }
+
+bool Network::cut_one_way(int from, int to) {
+    if (!cuts_[from].insert(to).second) return true;
+    return run("ip -n " + netns(from) + " route add blackhole " + host(to) + "/32");
+}
+
+bool Network::heal(int from) {
+    bool healed = true;
+    for (int to : cuts_[from]) {
+        healed &= run("ip -n " + netns(from) + " route del blackhole " + host(to) + "/32");
+    }
+    cuts_.erase(from);
+    return healed;
+}
+
 Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
     NARAD_ASSERT(options_.nodes >= 1 && options_.nodes <= 9, "a test cluster has 1 to 9 nodes");
+    if (options_.network_namespaces) {
+        network_ = std::make_unique<Network>(options_.nodes);
+        EXPECT_TRUE(network_->ready()) << "network namespaces: " << network_->error();
+    }
     for (int index = 1; index <= options_.nodes; ++index) {
         NodeOptions node = node_options(index);
+        if (network_ != nullptr && network_->ready()) {
+            node.host = network_->host(index);
+            node.netns = network_->netns(index);
+        }
         // Node 1 bootstraps; every other node joins through node 1's cluster port.
         if (index > 1) node.join = nodes_.front()->cluster_address();
         nodes_.push_back(std::make_unique<NodeProcess>(
@@ -275,6 +340,8 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
 
 Cluster::~Cluster() {
     for (auto& node : nodes_) node->kill();
+    nodes_.clear();
+    network_.reset();  // after the nodes: their namespaces go last
 }
 
 NodeOptions Cluster::node_options(int index) const {
@@ -420,13 +487,23 @@ bool Cluster::wait_voter(int observer, const std::string& node_id,
         timeout, std::chrono::milliseconds(100));
 }
 
+namespace {
+
+// A client of `node`'s etcd member (its JSON gateway).
+net::HttpClient etcd_client(const NodeProcess& node) {
+    net::ClientOptions options;
+    options.host = node.host();
+    options.port = node.etcd_client_port();
+    options.request_timeout = std::chrono::seconds(2);
+    options.connect_timeout = std::chrono::seconds(2);
+    return net::HttpClient(options);
+}
+
+}  // namespace
+
 int Cluster::etcd_leader() const {
     for (int index : live()) {
-        net::ClientOptions options;
-        options.port = nodes_[index - 1]->etcd_client_port();
-        options.request_timeout = std::chrono::seconds(2);
-        options.connect_timeout = std::chrono::seconds(2);
-        net::HttpClient etcd(options);
+        net::HttpClient etcd = etcd_client(*nodes_[index - 1]);
         auto response = etcd.post("/v3/maintenance/status", "{}");
         if (!response.is_ok() || response->status != 200) continue;
         json body = json::parse(response->body, nullptr, false);
@@ -440,15 +517,6 @@ int Cluster::etcd_leader() const {
 }
 
 namespace {
-
-// A client of `node`'s etcd member (its JSON gateway).
-net::HttpClient etcd_client(const NodeProcess& node) {
-    net::ClientOptions options;
-    options.port = node.etcd_client_port();
-    options.request_timeout = std::chrono::seconds(2);
-    options.connect_timeout = std::chrono::seconds(2);
-    return net::HttpClient(options);
-}
 
 // The gateway writes int64 fields as decimal strings.
 int64_t gateway_int(const json& value) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct NodeOptions {
     // only until the node has once become ready: a restart finds its cluster in its data dir.
     std::string join;
     std::chrono::milliseconds ready_timeout = std::chrono::seconds(90);
+    // The address the node binds and advertises, and the network namespace it runs in (empty:
+    // the test's own). See Network.
+    std::string host = "127.0.0.1";
+    std::string netns;
 };
 
 class NodeProcess {
@@ -86,8 +91,9 @@ class NodeProcess {
     uint16_t cluster_port() const { return cluster_port_; }
     uint16_t etcd_client_port() const { return etcd_client_port_; }
     uint16_t etcd_peer_port() const { return etcd_peer_port_; }
-    std::string api_address() const { return "127.0.0.1:" + std::to_string(port_); }
-    std::string cluster_address() const { return "127.0.0.1:" + std::to_string(cluster_port_); }
+    const std::string& host() const { return options_.host; }
+    std::string api_address() const { return host() + ":" + std::to_string(port_); }
+    std::string cluster_address() const { return host() + ":" + std::to_string(cluster_port_); }
     pid_t pid() const { return pid_; }
     const std::string& data_directory() const { return data_directory_; }
     std::string log_path() const { return data_directory_ + ".log"; }
@@ -122,8 +128,45 @@ void create_topic(net::HttpClient& client, const std::string& name, int partitio
 // a body that is not JSON.
 std::optional<nlohmann::json> get_json(net::HttpClient& client, std::string_view target);
 
+// Per-node network namespaces on one bridge, so links between nodes can be cut: node i runs in
+// its own namespace at 10.<a>.<b>.i, the test reaches every node through the bridge (.254), and
+// a cut is a blackhole route inside a namespace (no firewall needed). Names and the subnet come
+// from the test's pid, so concurrent tests do not collide. Root only; torn down by the destructor.
+class Network {
+  public:
+    explicit Network(int nodes);
+    ~Network();
+    Network(const Network&) = delete;
+    Network& operator=(const Network&) = delete;
+
+    // Whether the namespaces were built (false: not root, or `ip` failed; see error()).
+    bool ready() const { return ready_; }
+    const std::string& error() const { return error_; }
+    std::string host(int index) const;
+    std::string netns(int index) const;
+    // Node `from` can no longer send to node `to` (one way: `to`'s packets still arrive, but
+    // nothing `from` sends, replies included, reaches `to`).
+    bool cut_one_way(int from, int to);
+    // Both directions.
+    bool cut(int a, int b) { return cut_one_way(a, b) && cut_one_way(b, a); }
+    // Every cut of node `from`'s namespace goes.
+    bool heal(int from);
+
+  private:
+    bool run(const std::string& command);
+
+    int nodes_;
+    std::string prefix_;  // of the namespace, bridge and veth names
+    std::string subnet_;  // "10.<a>.<b>."
+    bool ready_ = false;
+    std::string error_;
+    std::map<int, std::set<int>> cuts_;  // from -> to
+};
+
 struct ClusterOptions {
     int nodes = 3;
+    // Run every node in its own network namespace (Cluster::network()), so links can be cut.
+    bool network_namespaces = false;
     int voters = 3;  // the first `voters` nodes host etcd members (the node's cluster.voters)
     // Applied to every node, over the harness defaults (security off, the shared secret).
     std::map<std::string, std::string> env;
@@ -211,12 +254,15 @@ class Cluster {
     bool etcd_put(const std::string& key, const std::string& value) const;
 
     const std::string& directory() const { return directory_.path(); }
+    // The namespaces, when ClusterOptions::network_namespaces asked for them (else nullptr).
+    Network* network() { return network_.get(); }
 
   private:
     NodeOptions node_options(int index) const;
 
     ClusterOptions options_;
     TempDir directory_;
+    std::unique_ptr<Network> network_;
     std::vector<std::unique_ptr<NodeProcess>> nodes_;
 };
 
