@@ -153,6 +153,7 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
     ClusterOptions options = move_cluster(
         5, {{"NARAD_MOVE_COPY_RATE", std::to_string(128 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}});
     options.network_namespaces = true;  // so the nemesis can cut links
+    options.small_disks[4] = "192m";    // n4 hosts no etcd member: its disk can run full
     Cluster cluster(options);
     ASSERT_FALSE(::testing::Test::HasFailure()) << "no network namespaces (root is needed)";
     cluster.start_first(4);
@@ -172,6 +173,7 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
         ASSERT_TRUE(accepted_grows_by(ledger, 300));
         bool joined = false;
         bool decommissioned = false;
+        int disk_fills = 0;
         while (SteadyClock::now() - started < duration) {
             auto elapsed = SteadyClock::now() - started;
             if (!joined && elapsed > duration / 5) {
@@ -182,6 +184,9 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
                 nemesis.kill_a_move_side();
                 nemesis.gap(milliseconds(500), seconds(2));
                 nemesis.abort_a_move();
+            } else if (disk_fills < 2 && elapsed > duration * (2 + 2 * disk_fills) / 5) {
+                nemesis.fill_disk(4, nemesis.between(seconds(3), seconds(10)));
+                ++disk_fills;
             } else if (joined && !decommissioned && elapsed > duration * 3 / 5) {
                 EXPECT_TRUE(nemesis.decommission(5, seconds(180))) << move_logs(cluster);
                 decommissioned = true;

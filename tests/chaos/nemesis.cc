@@ -1,5 +1,10 @@
 #include "chaos/nemesis.h"
 
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <thread>
 
 #include "cluster/move_support.h"
@@ -103,6 +108,25 @@ void Nemesis::cut_one_way(int from, int to, milliseconds duration) {
                    "n" + std::to_string(from) + " cannot send to n" + std::to_string(to) + " for " +
                        std::to_string(duration.count()) + " ms");
     count("cut_one_way");
+}
+
+void Nemesis::fill_disk(int node, milliseconds duration) {
+    HistoryTime start = history_.now();
+    const std::string ballast = cluster_.node(node).data_directory() + "/ballast";
+    struct statvfs disk {};
+    bool filled = false;
+    if (::statvfs(cluster_.node(node).data_directory().c_str(), &disk) == 0) {
+        auto free_bytes = static_cast<off_t>(disk.f_bavail * disk.f_frsize);
+        int fd = ::open(ballast.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        filled = fd >= 0 && ::posix_fallocate(fd, 0, std::max<off_t>(free_bytes - 16384, 1)) == 0;
+        if (fd >= 0) ::close(fd);
+    }
+    std::this_thread::sleep_for(duration);  // how long the disk stays full: the fault itself
+    std::remove(ballast.c_str());
+    EXPECT_TRUE(filled) << "could not fill " << ballast;
+    history_.fault("disk_full", node, start, history_.now(),
+                   "full for " + std::to_string(duration.count()) + " ms");
+    count("disk_full");
 }
 
 void Nemesis::join(int index) {

@@ -40,6 +40,9 @@ class Nemesis {
     void isolate(int node, std::chrono::milliseconds duration);
     // Node `from` cannot send to node `to` for `duration`.
     void cut_one_way(int from, int to, std::chrono::milliseconds duration);
+    // Fills node `node`'s data directory (a small tmpfs: ClusterOptions::small_disks) to the
+    // last few KiB for `duration`, then frees it.
+    void fill_disk(int node, std::chrono::milliseconds duration);
     // Starts node `index` for the first time (a join: a rebalance follows).
     void join(int index);
     // Decommissions node `index` and waits until it has exited; false if it did not in time.
@@ -49,6 +52,9 @@ class Nemesis {
     // TTL, abort, a kill aimed at a move, and with network namespaces an isolation or a one-way
     // cut).
     void random_fault(const std::vector<int>& targets);
+    // A random duration from `low` to `high`.
+    std::chrono::milliseconds between(std::chrono::milliseconds low,
+                                      std::chrono::milliseconds high);
     // A random pause between faults, from `low` to `high`.
     void gap(std::chrono::milliseconds low, std::chrono::milliseconds high);
 
@@ -56,8 +62,6 @@ class Nemesis {
     std::mt19937_64& random() { return random_; }
 
   private:
-    std::chrono::milliseconds between(std::chrono::milliseconds low,
-                                      std::chrono::milliseconds high);
     void count(const std::string& kind) { ++counts_.faults[kind]; }
 
     Cluster& cluster_;

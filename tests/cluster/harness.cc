@@ -325,6 +325,13 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
         network_ = std::make_unique<Network>(options_.nodes);
         EXPECT_TRUE(network_->ready()) << "network namespaces: " << network_->error();
     }
+    for (const auto& [index, size] : options_.small_disks) {
+        std::string path = directory_.path() + "/n" + std::to_string(index);
+        std::filesystem::create_directories(path);
+        std::string mount = "mount -t tmpfs -o size=" + size + " tmpfs '" + path + "'";
+        EXPECT_EQ(std::system(mount.c_str()), 0) << mount;
+        mounts_.push_back(path);
+    }
     for (int index = 1; index <= options_.nodes; ++index) {
         NodeOptions node = node_options(index);
         if (network_ != nullptr && network_->ready()) {
@@ -342,6 +349,7 @@ Cluster::~Cluster() {
     for (auto& node : nodes_) node->kill();
     nodes_.clear();
     network_.reset();  // after the nodes: their namespaces go last
+    for (const std::string& path : mounts_) (void)std::system(("umount '" + path + "'").c_str());
 }
 
 NodeOptions Cluster::node_options(int index) const {

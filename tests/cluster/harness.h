@@ -167,6 +167,9 @@ struct ClusterOptions {
     int nodes = 3;
     // Run every node in its own network namespace (Cluster::network()), so links can be cut.
     bool network_namespaces = false;
+    // Nodes (by index) whose data directory is a tmpfs of this size (mount's `size=`, e.g.
+    // "256m"), so a test can fill it: a disk that runs full. Root only.
+    std::map<int, std::string> small_disks;
     int voters = 3;  // the first `voters` nodes host etcd members (the node's cluster.voters)
     // Applied to every node, over the harness defaults (security off, the shared secret).
     std::map<std::string, std::string> env;
@@ -263,6 +266,7 @@ class Cluster {
     ClusterOptions options_;
     TempDir directory_;
     std::unique_ptr<Network> network_;
+    std::vector<std::string> mounts_;  // tmpfs data directories, unmounted by the destructor
     std::vector<std::unique_ptr<NodeProcess>> nodes_;
 };
 
