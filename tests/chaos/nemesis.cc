@@ -4,7 +4,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "cluster/move_support.h"
@@ -151,38 +153,52 @@ bool Nemesis::decommission(int index, milliseconds timeout) {
     return left;
 }
 
+std::vector<std::string> Nemesis::fault_kinds() const {
+    std::vector<std::string> kinds = {"kill",  "pause",          "pause_past_freeze_ttl",
+                                      "abort", "kill_move_side", "disk_full"};
+    if (cluster_.network() != nullptr && cluster_.network()->ready()) {
+        kinds.push_back("isolate");
+        kinds.push_back("cut_one_way");
+    }
+    // NARAD_CHAOS_FAULTS=kill,pause,... keeps only those (a row of the fault matrix).
+    const char* chosen = std::getenv("NARAD_CHAOS_FAULTS");
+    if (chosen == nullptr || *chosen == '\0') return kinds;
+    std::string list = std::string(",") + chosen + ",";
+    std::erase_if(kinds, [&](const std::string& kind) {
+        return list.find("," + kind + ",") == std::string::npos;
+    });
+    return kinds;
+}
+
+bool Nemesis::allows(const std::string& kind) const {
+    auto kinds = fault_kinds();
+    return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
 void Nemesis::random_fault(const std::vector<int>& targets) {
+    std::vector<std::string> kinds = fault_kinds();
+    std::erase(kinds, "disk_full");  // scheduled by the test, on the node with a small disk
+    if (kinds.empty()) return;
+    const std::string kind = kinds[random_() % kinds.size()];
     int node = targets[random_() % targets.size()];
-    const bool cuts = cluster_.network() != nullptr && cluster_.network()->ready();
-    switch (random_() % (cuts ? 8 : 6)) {
-        case 0:
-        case 1:
-            kill_and_restart(node, between(milliseconds(500), seconds(5)));
-            break;
-        case 2:
-            pause_and_resume(node, between(milliseconds(500), seconds(3)));
-            break;
-        case 3:
-            pause_and_resume(node, between(seconds(7), seconds(9)));  // past the 6 s freeze TTL
-            break;
-        case 4:
-            if (!abort_a_move()) pause_and_resume(node, between(milliseconds(500), seconds(2)));
-            break;
-        case 5:
-            if (!kill_a_move_side()) kill_and_restart(node, between(milliseconds(500), seconds(3)));
-            break;
-        case 6:
-            isolate(node, between(seconds(1), seconds(8)));
-            break;
-        default: {
-            std::vector<int> others;
-            for (int target : targets) {
-                if (target != node) others.push_back(target);
-            }
-            int other = others[random_() % others.size()];
-            cut_one_way(node, other, between(seconds(1), seconds(6)));
-            break;
+    if (kind == "kill") {
+        kill_and_restart(node, between(milliseconds(500), seconds(5)));
+    } else if (kind == "pause") {
+        pause_and_resume(node, between(milliseconds(500), seconds(3)));
+    } else if (kind == "pause_past_freeze_ttl") {
+        pause_and_resume(node, between(seconds(7), seconds(9)));  // the freeze TTL is 6 s
+    } else if (kind == "abort") {
+        abort_a_move();  // nothing when no move is in flight
+    } else if (kind == "kill_move_side") {
+        kill_a_move_side();
+    } else if (kind == "isolate") {
+        isolate(node, between(seconds(1), seconds(8)));
+    } else {
+        std::vector<int> others;
+        for (int target : targets) {
+            if (target != node) others.push_back(target);
         }
+        cut_one_way(node, others[random_() % others.size()], between(seconds(1), seconds(6)));
     }
 }
 

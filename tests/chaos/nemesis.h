@@ -48,9 +48,13 @@ class Nemesis {
     // Decommissions node `index` and waits until it has exited; false if it did not in time.
     bool decommission(int index, std::chrono::milliseconds timeout);
 
-    // One fault chosen at random among the nodes `targets` (kill, pause, pause past the freeze
-    // TTL, abort, a kill aimed at a move, and with network namespaces an isolation or a one-way
-    // cut).
+    // The fault kinds this run may inject: kill, pause, pause_past_freeze_ttl, abort,
+    // kill_move_side, disk_full and, with network namespaces, isolate and cut_one_way;
+    // NARAD_CHAOS_FAULTS (a comma-separated list) keeps only those it names.
+    std::vector<std::string> fault_kinds() const;
+    bool allows(const std::string& kind) const;
+    // One fault of a kind fault_kinds() allows (disk_full aside), on one of the nodes `targets`.
+    // An abort or a kill aimed at a move does nothing when no move is in flight.
     void random_fault(const std::vector<int>& targets);
     // A random duration from `low` to `high`.
     std::chrono::milliseconds between(std::chrono::milliseconds low,
@@ -59,7 +63,6 @@ class Nemesis {
     void gap(std::chrono::milliseconds low, std::chrono::milliseconds high);
 
     const NemesisCounts& counts() const { return counts_; }
-    std::mt19937_64& random() { return random_; }
 
   private:
     void count(const std::string& kind) { ++counts_.faults[kind]; }
