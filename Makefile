@@ -9,7 +9,7 @@ ASAN_DIR ?= build/asan
 BENCH_DIR ?= build/bench
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run cluster test test-build unit cluster-test chaos bench bench-single bench-cluster bench-move asan format clean
+.PHONY: all deps build run cluster test test-build unit cluster-test chaos chaos-matrix bench bench-single bench-cluster bench-move asan format clean
 
 all: build
 
@@ -56,6 +56,12 @@ endif
 chaos: test-build
 	@cd $(TEST_DIR) && NARAD_CHAOS_DURATION=$(DURATION) ctest -L chaos --output-on-failure \
 		--timeout 7200
+
+# One chaos run per nemesis (90 s each, about 17 minutes in all); rewrites the fault matrix of
+# docs/reliability.md.
+chaos-matrix: test-build
+	@python3 tests/chaos/fault_matrix.py --binary $(TEST_DIR)/tests/chaos_test --duration 90s \
+		--seed 7 --write docs/reliability.md
 
 # Narad side by side with NATS JetStream and Redis Streams, same run, same machine (issue 5):
 # bench/workloads/*.yaml through narad-compare; rewrites the generated section of

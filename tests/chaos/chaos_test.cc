@@ -14,6 +14,7 @@
 // verdict beside them.
 #include <filesystem>
 #include <random>
+#include <sstream>
 
 #include "chaos/nemesis.h"
 #include "chaos/recorder.h"
@@ -69,21 +70,52 @@ double summed_metric(Cluster& cluster, const char* series) {
     return total;
 }
 
+// Upper bounds of the p50 and p99 freeze durations in ms, from the live nodes' histogram buckets
+// (-1 when no freeze was recorded).
+std::pair<double, double> freeze_quantiles(Cluster& cluster) {
+    std::map<double, double> buckets;  // le -> cumulative count, summed over the nodes
+    const std::string prefix = "narad_moves_freeze_duration_seconds_bucket{le=\"";
+    for (int index : cluster.live()) {
+        auto client = cluster.node(index).client(seconds(5));
+        auto response = client.get("/metrics");
+        if (!response.is_ok() || response->status != 200) continue;
+        std::istringstream lines(response->body);
+        std::string line;
+        while (std::getline(lines, line)) {
+            if (!line.starts_with(prefix)) continue;
+            std::string le =
+                line.substr(prefix.size(), line.find('"', prefix.size()) - prefix.size());
+            double bound = le == "+Inf" ? 1e300 : std::strtod(le.c_str(), nullptr);
+            buckets[bound] += std::strtod(line.substr(line.rfind(' ') + 1).c_str(), nullptr);
+        }
+    }
+    double total = buckets.empty() ? 0 : buckets.rbegin()->second;
+    auto quantile = [&](double q) {
+        for (const auto& [bound, count] : buckets) {
+            if (count >= q * total) return bound * 1000;
+        }
+        return -1.0;
+    };
+    if (total <= 0) return {-1, -1};
+    return {quantile(0.5), quantile(0.99)};
+}
+
 // The figures of a run, printed for docs/reliability.md.
 void report(Cluster& cluster, const std::string& leg, uint64_t seed, History& history,
             Ledger& ledger, const Nemesis& nemesis, double seconds_run) {
     double freezes = summed_metric(cluster, kFreezeCount);
+    auto [p50, p99] = freeze_quantiles(cluster);
     std::printf(
         "chaos %s seed=%llu: %.0f s, %lld history lines; %s; faults: %s; moves completed %.0f, "
-        "force-promoted %.0f, aborted %.0f, non-converged %.0f; freezes %.0f (mean %.0f ms); "
-        "quarantined copies %.0f\n",
+        "force-promoted %.0f, aborted %.0f, non-converged %.0f; freezes %.0f (mean %.0f ms, p50 <= "
+        "%.0f ms, p99 <= %.0f ms); quarantined copies %.0f\n",
         leg.c_str(), static_cast<unsigned long long>(seed), seconds_run,
         static_cast<long long>(history.lines()), ledger.summary().c_str(),
         nemesis.counts().summary().c_str(), summed_metric(cluster, kCompleted),
         summed_metric(cluster, "narad_moves_total{outcome=\"force_promoted\"}"),
         summed_metric(cluster, "narad_moves_total{outcome=\"aborted\"}"),
         summed_metric(cluster, kNonConverged), freezes,
-        freezes > 0 ? 1000 * summed_metric(cluster, kFreezeSum) / freezes : 0.0,
+        freezes > 0 ? 1000 * summed_metric(cluster, kFreezeSum) / freezes : 0.0, p50, p99,
         summed_metric(cluster, "narad_quarantined_copies"));
     std::printf("history: %s\n", history.path().c_str());
 }
