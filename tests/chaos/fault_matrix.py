@@ -59,7 +59,9 @@ def row(name, command, passed, report, verdict):
     moves = "/".join(figure(report, pattern) for pattern in
                      (r"moves completed (\d+)", r"aborted (\d+)", r"force-promoted (\d+)",
                       r"quarantined copies (\d+)"))
-    freeze = f"{figure(report, r'p50 <= (-?\d+) ms')} / {figure(report, r'p99 <= (-?\d+) ms')}"
+    p50 = figure(report, r"p50 <= (-?\d+) ms")
+    p99 = figure(report, r"p99 <= (-?\d+) ms")
+    freeze = f"{p50} / {p99}"
     cells = [name, verdict.get("verdict", "none") + ("" if passed else " (test failed)"),
              str(counts.get("produced_ok", "-")), faults, str(counts.get("lost", "-")),
              str(counts.get("corrupted", "-")),
