@@ -120,39 +120,70 @@ void report(Cluster& cluster, const std::string& leg, uint64_t seed, History& hi
     std::printf("history: %s\n", history.path().c_str());
 }
 
-json start_fields(const std::string& mode, uint64_t seed, int min_produced) {
-    return {{"seed", seed},
-            {"mode", mode},
-            {"visibility_ms", kVisibilityMs},
-            {"fault_grace_ms", kFaultGraceMs},
-            {"min_produced", min_produced}};
-}
+// One leg: its cluster, history, ledger and nemesis. begin() starts the first nodes, creates the
+// topic and writes the start record; finish() heals the history and drains the traffic; judge()
+// prints the figures and runs the checker.
+struct Leg {
+    Leg(const std::string& leg_mode, ClusterOptions options)
+        : mode(leg_mode),
+          seed(chaos_seed()),
+          cluster(std::move(options)),
+          history(history_path(mode, seed)),
+          nemesis(cluster, history, seed, kTopic) {
+        std::printf("chaos %s seed=%llu (NARAD_CHAOS_SEED=%llu repeats it)\n", mode.c_str(),
+                    static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+    }
+
+    void begin(int first) {
+        cluster.start_first(first);
+        ASSERT_FALSE(::testing::Test::HasFatalFailure());
+        ASSERT_NO_FATAL_FAILURE(create_chaos_topic(cluster, kTopic));
+        history.meta("start", {{"seed", seed},
+                               {"mode", mode},
+                               {"visibility_ms", kVisibilityMs},
+                               {"fault_grace_ms", kFaultGraceMs},
+                               {"min_produced", 500}});
+        started = SteadyClock::now();
+    }
+
+    TrafficOptions traffic_options() const { return TrafficOptions{.topic = kTopic, .seed = seed}; }
+
+    void finish(RecordedTraffic& traffic, milliseconds drain_timeout) {
+        history.meta("healed");
+        bool drained = traffic.drain(drain_timeout);
+        history.meta("end", {{"drained", drained}});
+    }
+
+    void judge() {
+        report(cluster, mode, seed, history, ledger, nemesis,
+               std::chrono::duration<double>(SteadyClock::now() - started).count());
+        EXPECT_EQ(run_checker(history.path()), 0) << "the checker did not pass the history";
+    }
+
+    static constexpr const char* kTopic = "chaos";
+    std::string mode;
+    uint64_t seed;
+    Cluster cluster;
+    History history;
+    Ledger ledger{2'000'000};
+    Nemesis nemesis;
+    SteadyClock::time_point started = SteadyClock::now();
+};
 
 // Rule: with no faults, a rebalance onto a joining node and its decommission redeliver no acked
 // message, lose nothing and produce no duplicate that a nack, a refused ack or an expired lease
 // does not explain.
 TEST(ChaosTest, StrictLegJoinAndDecommissionWithoutFaults) {
-    const uint64_t seed = chaos_seed();
-    std::printf("chaos strict seed=%llu (NARAD_CHAOS_SEED=%llu repeats it)\n",
-                static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
-    Cluster cluster(move_cluster(4, {{"NARAD_MOVE_COPY_RATE", std::to_string(256 << 10)}}));
-    cluster.start_first(3);
-    ASSERT_FALSE(::testing::Test::HasFatalFailure());
-    const std::string topic = "chaos";
-    ASSERT_NO_FATAL_FAILURE(create_chaos_topic(cluster, topic));
-    History history(history_path("strict", seed));
-    history.meta("start", start_fields("strict", seed, 500));
-    Ledger ledger(2'000'000);
-    Nemesis operations(cluster, history, seed, topic);
-    auto started = SteadyClock::now();
+    Leg leg("strict", move_cluster(4, {{"NARAD_MOVE_COPY_RATE", std::to_string(256 << 10)}}));
+    ASSERT_NO_FATAL_FAILURE(leg.begin(3));
+    Cluster& cluster = leg.cluster;
     {
-        RecordedTraffic traffic(cluster, history, ledger,
-                                TrafficOptions{.topic = topic, .seed = seed});
+        RecordedTraffic traffic(cluster, leg.history, leg.ledger, leg.traffic_options());
         traffic.produce({1, 2, 3});
         traffic.consume({1, 2, 3});
-        ASSERT_TRUE(accepted_grows_by(ledger, 3'000));
-        operations.join(4);
-        // The rebalance gives the new node its share (8 partitions over 4 nodes).
+        ASSERT_TRUE(accepted_grows_by(leg.ledger, 3'000));
+        leg.nemesis.join(4);
+        // The rebalance gives the new node its share (12 partitions over 4 nodes).
         EXPECT_TRUE(eventually(
             [&] {
                 auto moves = list_moves(cluster, 1);
@@ -161,55 +192,43 @@ TEST(ChaosTest, StrictLegJoinAndDecommissionWithoutFaults) {
             },
             seconds(120), milliseconds(200)))
             << move_logs(cluster);
-        ASSERT_TRUE(accepted_grows_by(ledger, 2'000));
-        EXPECT_TRUE(operations.decommission(4, seconds(180))) << move_logs(cluster);
-        ASSERT_TRUE(accepted_grows_by(ledger, 2'000));
-        history.meta("healed");
-        bool drained = traffic.drain(seconds(120));
-        history.meta("end", {{"drained", drained}});
+        ASSERT_TRUE(accepted_grows_by(leg.ledger, 2'000));
+        EXPECT_TRUE(leg.nemesis.decommission(4, seconds(180))) << move_logs(cluster);
+        ASSERT_TRUE(accepted_grows_by(leg.ledger, 2'000));
+        leg.finish(traffic, seconds(120));
     }
-    report(cluster, "strict", seed, history, ledger, operations,
-           std::chrono::duration<double>(SteadyClock::now() - started).count());
-    EXPECT_EQ(run_checker(history.path()), 0) << "the checker did not pass the history";
+    leg.judge();
 }
 
-// Rule: under kill -9, SIGSTOP (also past the freeze TTL), aborted moves, kills aimed at a move's
-// source or destination, a join and a decommission, nothing accepted is lost, nothing is
-// corrupted, no offset holds two messages, nothing refused is delivered, and every anomaly the
-// checker tolerates falls inside a fault window.
-TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
-    const uint64_t seed = chaos_seed();
-    const milliseconds duration = chaos_duration(seconds(180));
-    std::printf("chaos faults seed=%llu for %lld s (NARAD_CHAOS_SEED=%llu repeats it)\n",
-                static_cast<unsigned long long>(seed),
-                static_cast<long long>(duration.count() / 1000),
-                static_cast<unsigned long long>(seed));
+ClusterOptions faults_cluster() {
     ClusterOptions options = move_cluster(
         5, {{"NARAD_MOVE_COPY_RATE", std::to_string(128 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}});
     options.network_namespaces = true;  // so the nemesis can cut links
     options.small_disks[4] = "192m";    // n4 hosts no etcd member: its disk can run full
-    Cluster cluster(options);
+    return options;
+}
+
+// Rule: under kill -9, SIGSTOP (also past the freeze TTL), cut links, a full disk, aborted moves,
+// kills aimed at a move's source or destination, a join and a decommission, nothing accepted is
+// lost, nothing is corrupted, no offset holds two messages, nothing refused is delivered, and
+// every anomaly the checker tolerates falls inside a fault window.
+TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
+    const milliseconds duration = chaos_duration(seconds(180));
+    Leg leg("faults", faults_cluster());
     ASSERT_FALSE(::testing::Test::HasFailure()) << "no network namespaces (root is needed)";
-    cluster.start_first(4);
-    ASSERT_FALSE(::testing::Test::HasFatalFailure());
-    const std::string topic = "chaos";
-    ASSERT_NO_FATAL_FAILURE(create_chaos_topic(cluster, topic));
-    History history(history_path("faults", seed));
-    history.meta("start", start_fields("faults", seed, 500));
-    Ledger ledger(2'000'000);
-    Nemesis nemesis(cluster, history, seed, topic);
-    auto started = SteadyClock::now();
+    std::printf("for %lld s\n", static_cast<long long>(duration.count() / 1000));
+    ASSERT_NO_FATAL_FAILURE(leg.begin(4));
+    Nemesis& nemesis = leg.nemesis;
     {
-        RecordedTraffic traffic(cluster, history, ledger,
-                                TrafficOptions{.topic = topic, .seed = seed});
+        RecordedTraffic traffic(leg.cluster, leg.history, leg.ledger, leg.traffic_options());
         traffic.produce({1, 2, 3, 4});
         traffic.consume({1, 2, 3, 4});
-        ASSERT_TRUE(accepted_grows_by(ledger, 300));
+        ASSERT_TRUE(accepted_grows_by(leg.ledger, 300));
         bool joined = false;
         bool decommissioned = false;
         int disk_fills = 0;
-        while (SteadyClock::now() - started < duration) {
-            auto elapsed = SteadyClock::now() - started;
+        while (SteadyClock::now() - leg.started < duration) {
+            auto elapsed = SteadyClock::now() - leg.started;
             if (!joined && elapsed > duration / 5) {
                 // A rebalance starts: aim the next faults at its moves.
                 nemesis.join(5);
@@ -223,7 +242,7 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
                 nemesis.fill_disk(4, nemesis.between(seconds(3), seconds(10)));
                 ++disk_fills;
             } else if (joined && !decommissioned && elapsed > duration * 3 / 5) {
-                EXPECT_TRUE(nemesis.decommission(5, seconds(180))) << move_logs(cluster);
+                EXPECT_TRUE(nemesis.decommission(5, seconds(180))) << move_logs(leg.cluster);
                 decommissioned = true;
             } else {
                 nemesis.random_fault({1, 2, 3, 4});
@@ -232,13 +251,9 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
             // windows too.
             nemesis.gap(seconds(8), seconds(20));
         }
-        history.meta("healed");
-        bool drained = traffic.drain(seconds(180));
-        history.meta("end", {{"drained", drained}});
+        leg.finish(traffic, seconds(180));
     }
-    report(cluster, "faults", seed, history, ledger, nemesis,
-           std::chrono::duration<double>(SteadyClock::now() - started).count());
-    EXPECT_EQ(run_checker(history.path()), 0) << "the checker did not pass the history";
+    leg.judge();
 }
 
 }  // namespace
