@@ -35,9 +35,9 @@ uint64_t chaos_seed() {
     return std::random_device{}();
 }
 
-// NARAD_CHAOS_DURATION as `<n>s` or `<n>m`; `fallback` when unset or unreadable.
-milliseconds chaos_duration(milliseconds fallback) {
-    const char* value = std::getenv("NARAD_CHAOS_DURATION");
+// A duration from the environment, as `<n>s` or `<n>m`; `fallback` when unset or unreadable.
+milliseconds env_duration(const char* name, milliseconds fallback) {
+    const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0') return fallback;
     char* end = nullptr;
     long long amount = std::strtoll(value, &end, 10);
@@ -205,6 +205,13 @@ ClusterOptions faults_cluster() {
         5, {{"NARAD_MOVE_COPY_RATE", std::to_string(128 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}});
     options.network_namespaces = true;  // so the nemesis can cut links
     options.small_disks[4] = "192m";    // n4 hosts no etcd member: its disk can run full
+    // NARAD_CHAOS_FORCE_PROMOTE_AFTER shortens move.force_promote_after so that a paused source
+    // can be force-promoted over (the pause_past_force_promote fault).
+    milliseconds force_promote = env_duration("NARAD_CHAOS_FORCE_PROMOTE_AFTER", milliseconds(0));
+    if (force_promote.count() > 0) {
+        options.env["NARAD_MOVE_FORCE_PROMOTE_AFTER"] =
+            std::to_string(force_promote.count()) + "ms";
+    }
     return options;
 }
 
@@ -213,7 +220,7 @@ ClusterOptions faults_cluster() {
 // lost, nothing is corrupted, no offset holds two messages, nothing refused is delivered, and
 // every anomaly the checker tolerates falls inside a fault window.
 TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
-    const milliseconds duration = chaos_duration(seconds(180));
+    const milliseconds duration = env_duration("NARAD_CHAOS_DURATION", seconds(180));
     Leg leg("faults", faults_cluster());
     ASSERT_FALSE(::testing::Test::HasFailure()) << "no network namespaces (root is needed)";
     std::printf("for %lld s\n", static_cast<long long>(duration.count() / 1000));
@@ -237,6 +244,10 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
                 if (nemesis.allows("kill_move_side")) nemesis.kill_a_move_side();
                 nemesis.gap(milliseconds(500), seconds(2));
                 if (nemesis.allows("abort")) nemesis.abort_a_move();
+                if (nemesis.allows("pause_past_force_promote")) {
+                    nemesis.pause_a_move_source(
+                        env_duration("NARAD_CHAOS_FORCE_PROMOTE_AFTER", seconds(0)) + seconds(35));
+                }
             } else if (nemesis.allows("disk_full") && disk_fills < 2 &&
                        elapsed > duration * (2 + 2 * disk_fills) / 5) {
                 nemesis.fill_disk(4, nemesis.between(seconds(3), seconds(10)));

@@ -81,6 +81,34 @@ bool Nemesis::kill_a_move_side() {
     return true;
 }
 
+bool Nemesis::pause_a_move_source(milliseconds duration) {
+    auto moves = list_moves(cluster_, cluster_.live().front());
+    if (!moves || moves->empty()) return false;
+    const Move& move = (*moves)[random_() % moves->size()];
+    int node = cluster_.index_of(move.from);
+    int destination = cluster_.index_of(move.to);
+    if (node == 0 || destination == 0) return false;
+    // Once the copy has caught up, so the destination may force-promote it (a copy behind the
+    // source's high watermark waits for the source instead).
+    eventually(
+        [&] {
+            auto detail = move_detail(cluster_, destination, move);
+            if (!detail) return false;
+            uint64_t total = detail->value("bytes_total", uint64_t{0});
+            return total > 0 && detail->value("bytes_copied", uint64_t{0}) >= total;
+        },
+        seconds(30), milliseconds(20));
+    HistoryTime start = history_.now();
+    cluster_.pause(node);
+    std::this_thread::sleep_for(duration);  // how long the source stays stopped: the fault
+    cluster_.resume(node);
+    history_.fault(
+        "pause", node, start, history_.now(),
+        "source of " + to_string(move) + " stopped " + std::to_string(duration.count()) + " ms");
+    count("pause_past_force_promote");
+    return true;
+}
+
 void Nemesis::isolate(int node, milliseconds duration) {
     Network* network = cluster_.network();
     HistoryTime start = history_.now();
@@ -160,6 +188,11 @@ std::vector<std::string> Nemesis::fault_kinds() const {
         kinds.push_back("isolate");
         kinds.push_back("cut_one_way");
     }
+    // Only with a short force-promote timeout (chaos_test.cc, NARAD_CHAOS_FORCE_PROMOTE_AFTER).
+    const char* force_promote = std::getenv("NARAD_CHAOS_FORCE_PROMOTE_AFTER");
+    if (force_promote != nullptr && *force_promote != '\0') {
+        kinds.push_back("pause_past_force_promote");
+    }
     // NARAD_CHAOS_FAULTS=kill,pause,... keeps only those (a row of the fault matrix).
     const char* chosen = std::getenv("NARAD_CHAOS_FAULTS");
     if (chosen == nullptr || *chosen == '\0') return kinds;
@@ -177,7 +210,9 @@ bool Nemesis::allows(const std::string& kind) const {
 
 void Nemesis::random_fault(const std::vector<int>& targets) {
     std::vector<std::string> kinds = fault_kinds();
-    std::erase(kinds, "disk_full");  // scheduled by the test, on the node with a small disk
+    // Scheduled by the test: on the node with a small disk, and on a move's source.
+    std::erase(kinds, "disk_full");
+    std::erase(kinds, "pause_past_force_promote");
     if (kinds.empty()) return;
     const std::string kind = kinds[random_() % kinds.size()];
     int node = targets[random_() % targets.size()];

@@ -43,6 +43,9 @@ class Nemesis {
     // Fills node `node`'s data directory (a small tmpfs: ClusterOptions::small_disks) to the
     // last few KiB for `duration`, then frees it.
     void fill_disk(int node, std::chrono::milliseconds duration);
+    // SIGSTOPs the source of a move in flight for `duration` (past move.force_promote_after, the
+    // destination force-promotes its copy), then SIGCONT; false when no move was in flight.
+    bool pause_a_move_source(std::chrono::milliseconds duration);
     // Starts node `index` for the first time (a join: a rebalance follows).
     void join(int index);
     // Decommissions node `index` and waits until it has exited; false if it did not in time.
