@@ -53,10 +53,16 @@ void Nemesis::pause_and_resume(int node, milliseconds stopped) {
     count(stopped >= seconds(6) ? "pause_past_freeze_ttl" : "pause");
 }
 
-bool Nemesis::abort_a_move() {
+std::optional<Move> Nemesis::a_move_in_flight() {
     auto moves = list_moves(cluster_, cluster_.live().front());
-    if (!moves || moves->empty()) return false;
-    const Move& move = (*moves)[random_() % moves->size()];
+    if (!moves || moves->empty()) return std::nullopt;
+    return (*moves)[random_() % moves->size()];
+}
+
+bool Nemesis::abort_a_move() {
+    std::optional<Move> picked = a_move_in_flight();
+    if (!picked) return false;
+    const Move& move = *picked;
     HistoryTime start = history_.now();
     auto client = cluster_.node(cluster_.live().front()).client(seconds(15));
     auto answer = http(client, "POST",
@@ -69,9 +75,9 @@ bool Nemesis::abort_a_move() {
 }
 
 bool Nemesis::kill_a_move_side() {
-    auto moves = list_moves(cluster_, cluster_.live().front());
-    if (!moves || moves->empty()) return false;
-    const Move& move = (*moves)[random_() % moves->size()];
+    std::optional<Move> picked = a_move_in_flight();
+    if (!picked) return false;
+    const Move& move = *picked;
     bool source = random_() % 2 == 0;
     int node = cluster_.index_of(source ? move.from : move.to);
     if (node == 0) return false;
@@ -82,9 +88,9 @@ bool Nemesis::kill_a_move_side() {
 }
 
 bool Nemesis::pause_a_move_source(milliseconds duration) {
-    auto moves = list_moves(cluster_, cluster_.live().front());
-    if (!moves || moves->empty()) return false;
-    const Move& move = (*moves)[random_() % moves->size()];
+    std::optional<Move> picked = a_move_in_flight();
+    if (!picked) return false;
+    const Move& move = *picked;
     int node = cluster_.index_of(move.from);
     int destination = cluster_.index_of(move.to);
     if (node == 0 || destination == 0) return false;

@@ -8,12 +8,13 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "chaos/recorder.h"
-#include "cluster/harness.h"
+#include "cluster/move_support.h"
 
 namespace narad::testing {
 
@@ -68,6 +69,8 @@ class Nemesis {
     const NemesisCounts& counts() const { return counts_; }
 
   private:
+    // One of the moves in flight, chosen at random (nullopt: none).
+    std::optional<Move> a_move_in_flight();
     void count(const std::string& kind) { ++counts_.faults[kind]; }
 
     Cluster& cluster_;
