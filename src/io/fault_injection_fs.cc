@@ -15,6 +15,7 @@ class FaultInjectionFileSystem::TrackedFile final : public File {
     const std::string& path() const override { return base_->path(); }
 
     Status write_at(uint64_t offset, std::string_view data) override {
+        auto entered = fs_.enter();
         NARAD_RETURN_IF_ERROR(fs_.check(FsOp::write, path()));
         fs_.note_written(path());
         size_t keep = fs_.take_tear(path());
@@ -38,6 +39,7 @@ class FaultInjectionFileSystem::TrackedFile final : public File {
     }
 
     Status sync() override {
+        auto entered = fs_.enter();
         NARAD_RETURN_IF_ERROR(fs_.check(FsOp::sync, path()));
         NARAD_RETURN_IF_ERROR(base_->sync());
         NARAD_ASSIGN_OR_RETURN(uint64_t size, base_->size());
@@ -46,6 +48,7 @@ class FaultInjectionFileSystem::TrackedFile final : public File {
     }
 
     Status truncate(uint64_t size) override {
+        auto entered = fs_.enter();
         NARAD_RETURN_IF_ERROR(fs_.check(FsOp::truncate, path()));
         fs_.note_written(path());
         return base_->truncate(size);
@@ -115,6 +118,7 @@ void FaultInjectionFileSystem::note_written(const std::string& path) {
 
 Result<std::unique_ptr<File>> FaultInjectionFileSystem::open(const std::string& path,
                                                              OpenOptions options) {
+    auto entered = enter();
     NARAD_RETURN_IF_ERROR(check(FsOp::open, path));
     bool existed = base_.exists(path);
     NARAD_ASSIGN_OR_RETURN(auto file, base_.open(path, options));
@@ -134,6 +138,7 @@ Result<std::unique_ptr<File>> FaultInjectionFileSystem::open(const std::string& 
 }
 
 Status FaultInjectionFileSystem::rename(const std::string& from, const std::string& to) {
+    auto entered = enter();
     NARAD_RETURN_IF_ERROR(check(FsOp::rename, from));
     PendingRename pending{from, to, ""};
     {
@@ -158,6 +163,7 @@ Status FaultInjectionFileSystem::rename(const std::string& from, const std::stri
 }
 
 Status FaultInjectionFileSystem::remove(const std::string& path) {
+    auto entered = enter();
     NARAD_RETURN_IF_ERROR(check(FsOp::remove, path));
     NARAD_RETURN_IF_ERROR(base_.remove(path));
     std::lock_guard lock(mutex_);
@@ -167,6 +173,7 @@ Status FaultInjectionFileSystem::remove(const std::string& path) {
 }
 
 Status FaultInjectionFileSystem::remove_all(const std::string& path) {
+    auto entered = enter();
     NARAD_RETURN_IF_ERROR(check(FsOp::remove, path));
     NARAD_RETURN_IF_ERROR(base_.remove_all(path));
     std::lock_guard lock(mutex_);
@@ -179,10 +186,12 @@ Status FaultInjectionFileSystem::remove_all(const std::string& path) {
 }
 
 Status FaultInjectionFileSystem::create_directories(const std::string& path) {
+    auto entered = enter();
     return base_.create_directories(path);
 }
 
 Status FaultInjectionFileSystem::sync_directory(const std::string& path) {
+    auto entered = enter();
     NARAD_RETURN_IF_ERROR(check(FsOp::sync_directory, path));
     NARAD_RETURN_IF_ERROR(base_.sync_directory(path));
     std::lock_guard lock(mutex_);
@@ -209,6 +218,7 @@ Result<FileInfo> FaultInjectionFileSystem::stat(const std::string& path) {
 }
 
 Status FaultInjectionFileSystem::set_modified(const std::string& path, WallTime time) {
+    auto entered = enter();
     return base_.set_modified(path, time);
 }
 
@@ -216,7 +226,24 @@ Result<SpaceInfo> FaultInjectionFileSystem::space(const std::string& path) {
     return base_.space(path);
 }
 
+std::shared_lock<std::shared_mutex> FaultInjectionFileSystem::enter() const {
+    if (crashing_.load()) crash_mutex_.lock();  // blocks forever: the crash holds it
+    return std::shared_lock(gate_);
+}
+
+Status FaultInjectionFileSystem::crash() {
+    crash_mutex_.lock();  // never unlocked
+    crashing_ = true;
+    gate_.lock();  // never unlocked: nothing after the crash point reaches the disk
+    return drop_unsynced_locked();
+}
+
 Status FaultInjectionFileSystem::drop_unsynced_data() {
+    auto entered = enter();
+    return drop_unsynced_locked();
+}
+
+Status FaultInjectionFileSystem::drop_unsynced_locked() {
     std::lock_guard lock(mutex_);
     // Undo renames no directory sync covered, newest first.
     for (auto it = pending_renames_.rbegin(); it != pending_renames_.rend(); ++it) {
@@ -230,6 +257,7 @@ Status FaultInjectionFileSystem::drop_unsynced_data() {
     }
     pending_renames_.clear();
     for (const auto& path : unsynced_creates_) {
+        if (auto info = base_.stat(path); info.is_ok()) dropped_bytes_ += info->size;
         (void)base_.remove(path);
         synced_size_.erase(path);
     }
@@ -239,7 +267,10 @@ Status FaultInjectionFileSystem::drop_unsynced_data() {
         auto file = base_.open(path, kReadWrite);
         if (!file.is_ok()) return file.status();
         NARAD_ASSIGN_OR_RETURN(uint64_t current, (*file)->size());
-        if (current > size) NARAD_RETURN_IF_ERROR((*file)->truncate(size));
+        if (current > size) {
+            NARAD_RETURN_IF_ERROR((*file)->truncate(size));
+            dropped_bytes_ += current - size;
+        }
     }
     synced_size_.clear();
     return Status::ok();

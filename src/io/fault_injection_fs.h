@@ -5,9 +5,11 @@
 // covered (LevelDB's fault_injection_test.cc). Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,16 @@ class FaultInjectionFileSystem final : public FileSystem {
     // Simulates a crash of the machine; see the file comment. Open File objects must not be used
     // after.
     Status drop_unsynced_data();
+    // Simulates a machine crash under a running process (the chaos suite's power cut): waits for
+    // the operations in flight, drops unsynced data as drop_unsynced_data() does, and from then on
+    // blocks every operation forever, so nothing reaches the disk past the crash point. The
+    // caller ends the process next.
+    Status crash();
+    // Bytes the crashes so far dropped (cut off files and unsynced creates).
+    uint64_t dropped_bytes() const {
+        std::lock_guard lock(mutex_);
+        return dropped_bytes_;
+    }
 
     // How many times `op` was called (on any path).
     int count(FsOp op) const;
@@ -68,8 +80,16 @@ class FaultInjectionFileSystem final : public FileSystem {
     size_t take_tear(const std::string& path);  // bytes to keep, or SIZE_MAX for none
     void note_synced(const std::string& path, uint64_t size);
     void note_written(const std::string& path);
+    Status drop_unsynced_locked();  // the caller holds the gate
+
+    // Held shared by every operation and exclusively by crash(), which never releases it; once a
+    // crash has begun, an operation that has not entered yet blocks forever.
+    std::shared_lock<std::shared_mutex> enter() const;
 
     FileSystem& base_;
+    mutable std::shared_mutex gate_;
+    mutable std::mutex crash_mutex_;  // locked by crash() and never unlocked
+    std::atomic<bool> crashing_{false};
     mutable std::mutex mutex_;
     std::vector<Failure> failures_;                      // GUARDED_BY(mutex_)
     std::vector<std::pair<std::string, size_t>> tears_;  // GUARDED_BY(mutex_)
@@ -78,6 +98,7 @@ class FaultInjectionFileSystem final : public FileSystem {
     std::vector<PendingRename> pending_renames_;         // GUARDED_BY(mutex_)
     std::map<FsOp, int> counts_;                         // GUARDED_BY(mutex_)
     int backup_sequence_ = 0;                            // GUARDED_BY(mutex_)
+    uint64_t dropped_bytes_ = 0;                         // GUARDED_BY(mutex_)
 };
 
 }  // namespace narad::io

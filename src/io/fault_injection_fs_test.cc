@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <future>
+
 namespace narad::io {
 namespace {
 
@@ -55,6 +57,30 @@ TEST_F(FaultInjectionFsTest, CrashUndoesAnUnsyncedRename) {
     EXPECT_EQ(read_file(fs_, path("state")).value(), "new");
     ASSERT_TRUE(fs_.drop_unsynced_data().is_ok());
     EXPECT_EQ(read_file(fs_, path("state")).value(), "old");
+}
+
+// Rule: crash() is a crash point under a running process: what was synced stays, what was not is
+// dropped, and a write that comes after it never reaches the disk.
+TEST(FaultInjectionFsCrashTest, NothingReachesTheDiskAfterTheCrashPoint) {
+    char pattern[] = "/tmp/narad-fifs-XXXXXX";
+    const std::string dir = ::mkdtemp(pattern);
+    const std::string file_path = join_path(dir, "wal");
+    auto* fs = new FaultInjectionFileSystem();  // never freed: the late writer stays blocked in it
+    auto file = fs->open(file_path, kCreate).value();
+    ASSERT_TRUE(file->write_at(0, "durable").is_ok());
+    ASSERT_TRUE(file->sync().is_ok());
+    ASSERT_TRUE(fs->sync_directory(dir).is_ok());
+    ASSERT_TRUE(file->write_at(7, "-unsynced").is_ok());
+    ASSERT_TRUE(fs->crash().is_ok());
+    EXPECT_EQ(read_file(posix_file_system(), file_path).value(), "durable");
+    EXPECT_EQ(fs->dropped_bytes(), 9u);
+    auto late = std::async(std::launch::async, [&file] { (void)file->write_at(7, "-late"); });
+    // A bounded wait for something that must not happen: the late write stays blocked.
+    EXPECT_EQ(late.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+    EXPECT_EQ(read_file(posix_file_system(), file_path).value(), "durable");
+    (void)posix_file_system().remove_all(dir);
+    new auto(std::move(late));  // never joined: its thread is blocked for good
+    file.release();
 }
 
 // Rule: injected failures hit only the chosen operation and path, the chosen number of times.

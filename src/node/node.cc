@@ -22,6 +22,7 @@
 #include "net/http_server.h"
 #include "net/peer_pool.h"
 #include "node/cluster_runtime.h"
+#include "node/power_cut.h"
 #include "node/topic_backend.h"
 #include "queue/offset_committer.h"
 #include "wal/dispatcher.h"
@@ -623,7 +624,7 @@ class Node::Impl {
     std::set<std::string> reported_topics_;  // only touched by the metrics collector
     MonoTime data_bytes_scanned_;
     uint64_t data_bytes_ = 0;
-    io::FileSystem& fs_ = io::posix_file_system();
+    io::FileSystem& fs_ = node_file_system(config_.storage.data_dir);
     Clock& clock_ = SystemClock::instance();
     storage::TopicGuards guards_;
     storage::PartitionGates gates_;

@@ -205,6 +205,8 @@ ClusterOptions faults_cluster() {
         5, {{"NARAD_MOVE_COPY_RATE", std::to_string(128 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}});
     options.network_namespaces = true;  // so the nemesis can cut links
     options.small_disks[4] = "192m";    // n4 hosts no etcd member: its disk can run full
+    options.env["NARAD_TEST_POWER_CUT"] = kPowerCutTrigger;  // the power_cut fault
+    options.steppable_clocks = true;                         // the clock_step fault
     // NARAD_CHAOS_FORCE_PROMOTE_AFTER shortens move.force_promote_after so that a paused source
     // can be force-promoted over (the pause_past_force_promote fault).
     milliseconds force_promote = env_duration("NARAD_CHAOS_FORCE_PROMOTE_AFTER", milliseconds(0));

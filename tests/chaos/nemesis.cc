@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <thread>
 
 #include "cluster/move_support.h"
@@ -41,6 +43,67 @@ void Nemesis::kill_and_restart(int node, milliseconds down, const std::string& w
     history_.fault("kill", node, start, history_.now(),
                    why.empty() ? "down " + std::to_string(down.count()) + " ms" : why);
     count("kill");
+}
+
+void Nemesis::power_cut_and_restart(int node, milliseconds down) {
+    HistoryTime start = history_.now();
+    NodeProcess& process = cluster_.node(node);
+    const std::string trigger = process.data_directory() + "/" + kPowerCutTrigger;
+    bool cut = false;
+    if (FILE* file = std::fopen(trigger.c_str(), "w"); file != nullptr) {
+        std::fclose(file);
+        cut = eventually([&] { return !process.running(); }, seconds(10), milliseconds(5));
+    }
+    EXPECT_TRUE(cut) << "n" << node << " did not cut its power (NARAD_TEST_POWER_CUT unset?)";
+    if (!cut) cluster_.kill(node);
+    std::this_thread::sleep_for(down);  // how long the node stays down: the fault itself
+    cluster_.restart(node);
+    history_.fault(
+        "lose_unsynced", node, start, history_.now(),
+        "power cut: unsynced writes dropped, down " + std::to_string(down.count()) + " ms");
+    count("power_cut");
+}
+
+namespace {
+
+// How far node `process`'s wall clock is from ours, in seconds, by the Date header of its answer.
+std::optional<int64_t> wall_offset(const NodeProcess& process) {
+    auto client = process.client(seconds(2));
+    auto response = client.get("/healthz");
+    if (!response.is_ok()) return std::nullopt;
+    for (const auto& [name, value] : response->headers) {
+        if (name != "date") continue;  // names are lower-cased
+        std::tm tm{};
+        if (::strptime(value.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm) == nullptr) break;
+        return static_cast<int64_t>(::timegm(&tm)) - static_cast<int64_t>(std::time(nullptr));
+    }
+    return std::nullopt;
+}
+
+// Steps the node's clock and waits until its answers show it (within 2 s).
+bool step_and_see(NodeProcess& process, seconds offset) {
+    return process.step_clock(offset) && eventually(
+                                             [&] {
+                                                 auto seen = wall_offset(process);
+                                                 return seen &&
+                                                        std::abs(*seen - offset.count()) <= 2;
+                                             },
+                                             seconds(10), milliseconds(100));
+}
+
+}  // namespace
+
+void Nemesis::step_clock(int node, seconds offset, milliseconds held) {
+    HistoryTime start = history_.now();
+    bool stepped = step_and_see(cluster_.node(node), offset);
+    std::this_thread::sleep_for(held);  // how long the clock stays off: the fault itself
+    bool restored = step_and_see(cluster_.node(node), seconds(0));
+    EXPECT_TRUE(stepped && restored) << "n" << node << "'s clock was not seen to step";
+    history_.fault("clock_step", node, start, history_.now(),
+                   "wall clock " + std::string(offset.count() >= 0 ? "+" : "") +
+                       std::to_string(offset.count()) + " s for " + std::to_string(held.count()) +
+                       " ms");
+    count("clock_step");
 }
 
 void Nemesis::pause_and_resume(int node, milliseconds stopped) {
@@ -188,8 +251,9 @@ bool Nemesis::decommission(int index, milliseconds timeout) {
 }
 
 std::vector<std::string> Nemesis::fault_kinds() const {
-    std::vector<std::string> kinds = {"kill",  "pause",          "pause_past_freeze_ttl",
-                                      "abort", "kill_move_side", "disk_full"};
+    std::vector<std::string> kinds = {
+        "kill",  "power_cut",      "clock_step", "pause", "pause_past_freeze_ttl",
+        "abort", "kill_move_side", "disk_full"};
     if (cluster_.network() != nullptr && cluster_.network()->ready()) {
         kinds.push_back("isolate");
         kinds.push_back("cut_one_way");
@@ -224,6 +288,12 @@ void Nemesis::random_fault(const std::vector<int>& targets) {
     int node = targets[random_() % targets.size()];
     if (kind == "kill") {
         kill_and_restart(node, between(milliseconds(500), seconds(5)));
+    } else if (kind == "power_cut") {
+        power_cut_and_restart(node, between(milliseconds(500), seconds(5)));
+    } else if (kind == "clock_step") {
+        auto magnitude = std::chrono::duration_cast<seconds>(between(seconds(30), seconds(600)));
+        step_clock(node, random_() % 2 == 0 ? magnitude : -magnitude,
+                   between(seconds(3), seconds(15)));
     } else if (kind == "pause") {
         pause_and_resume(node, between(milliseconds(500), seconds(3)));
     } else if (kind == "pause_past_freeze_ttl") {

@@ -18,6 +18,10 @@
 
 namespace narad::testing {
 
+// The file whose appearance in a node's data directory cuts its power: the value of
+// NARAD_TEST_POWER_CUT the faults leg starts every node with.
+inline constexpr const char* kPowerCutTrigger = "power-cut";
+
 struct NemesisCounts {
     std::map<std::string, int> faults;  // by kind
     std::string summary() const;
@@ -29,6 +33,12 @@ class Nemesis {
 
     // SIGKILL, down for `down`, then a restart (waits until ready).
     void kill_and_restart(int node, std::chrono::milliseconds down, const std::string& why = "");
+    // A power cut (NARAD_TEST_POWER_CUT, node/power_cut.h): the node drops every write it has not
+    // fsynced and dies; down for `down`, then a restart on what is left.
+    void power_cut_and_restart(int node, std::chrono::milliseconds down);
+    // Steps node `node`'s wall clock by `offset` (ClusterOptions::steppable_clocks), holds it
+    // there for `held`, then steps it back: two clock steps, as a bad NTP server would make.
+    void step_clock(int node, std::chrono::seconds offset, std::chrono::milliseconds held);
     // SIGSTOP for `stopped`, then SIGCONT.
     void pause_and_resume(int node, std::chrono::milliseconds stopped);
     // Aborts one move in flight, if any; false when none was in flight.
@@ -52,9 +62,9 @@ class Nemesis {
     // Decommissions node `index` and waits until it has exited; false if it did not in time.
     bool decommission(int index, std::chrono::milliseconds timeout);
 
-    // The fault kinds this run may inject: kill, pause, pause_past_freeze_ttl, abort,
-    // kill_move_side, disk_full and, with network namespaces, isolate and cut_one_way;
-    // NARAD_CHAOS_FAULTS (a comma-separated list) keeps only those it names.
+    // The fault kinds this run may inject: kill, power_cut, clock_step, pause,
+    // pause_past_freeze_ttl, abort, kill_move_side, disk_full and, with network namespaces, isolate
+    // and cut_one_way; NARAD_CHAOS_FAULTS (a comma-separated list) keeps only those it names.
     std::vector<std::string> fault_kinds() const;
     bool allows(const std::string& kind) const;
     // One fault of a kind fault_kinds() allows (disk_full aside), on one of the nodes `targets`.

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -201,6 +202,14 @@ void NodeProcess::resume() {
     paused_ = false;
 }
 
+bool NodeProcess::step_clock(std::chrono::seconds offset) {
+    auto file = options_.env.find("FAKETIME_TIMESTAMP_FILE");
+    if (file == options_.env.end()) return false;
+    std::ofstream out(file->second, std::ios::trunc);
+    out << (offset.count() >= 0 ? "+" : "") << offset.count() << "\n";
+    return static_cast<bool>(out.flush());
+}
+
 bool NodeProcess::running() {
     if (pid_ <= 0) return false;
     int status = 0;
@@ -334,6 +343,14 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
     }
     for (int index = 1; index <= options_.nodes; ++index) {
         NodeOptions node = node_options(index);
+        if (options_.steppable_clocks) {
+            node.env["LD_PRELOAD"] = kFaketimeLibrary;
+            node.env["FAKETIME_TIMESTAMP_FILE"] =
+                directory_.path() + "/n" + std::to_string(index) + ".clock";
+            node.env["FAKETIME_CACHE_DURATION"] = "1";  // re-read the offset once a second
+            node.env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1";
+            std::ofstream(node.env["FAKETIME_TIMESTAMP_FILE"]) << "+0\n";
+        }
         if (network_ != nullptr && network_->ready()) {
             node.host = network_->host(index);
             node.netns = network_->netns(index);

@@ -82,6 +82,9 @@ class NodeProcess {
     void pause();   // SIGSTOP
     void resume();  // SIGCONT
     bool running();
+    // Steps the node's wall clock to `offset` from the real time (ClusterOptions::steppable_clocks;
+    // takes effect within a second). False when the node's clock cannot be stepped.
+    bool step_clock(std::chrono::seconds offset);
     bool paused() const { return paused_; }
     // The wait status of the last run, once it ended (running() false); -1 before.
     int exit_status() const { return exit_status_; }
@@ -114,6 +117,10 @@ class NodeProcess {
     bool paused_ = false;
     bool was_ready_ = false;  // once ready, the data dir names the cluster: no more --join
 };
+
+// Debian's libfaketime (package faketime), preloaded by ClusterOptions::steppable_clocks.
+inline constexpr const char* kFaketimeLibrary =
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 // Polls `condition` until it returns true or `timeout` passes; returns whether it became true.
 bool eventually(const std::function<bool()>& condition,
@@ -178,6 +185,9 @@ struct ClusterOptions {
     // Extra environment of single nodes (by index), applied over `env`: a failpoint or a tunable
     // on one node only.
     std::map<int, std::map<std::string, std::string>> node_env;
+    // Run every node under Debian's libfaketime, its wall clock offset by a file the harness owns
+    // (NodeProcess::step_clock); the monotonic clock stays real.
+    bool steppable_clocks = false;
 };
 
 // The value of one series in a node's /metrics: `series` is the exact name and labels as the node
