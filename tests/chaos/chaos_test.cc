@@ -202,7 +202,8 @@ TEST(ChaosTest, StrictLegJoinAndDecommissionWithoutFaults) {
 
 ClusterOptions faults_cluster() {
     ClusterOptions options = move_cluster(
-        5, {{"NARAD_MOVE_COPY_RATE", std::to_string(128 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}});
+        // A slow copy keeps the join's moves in flight for the faults aimed at them.
+        5, {{"NARAD_MOVE_COPY_RATE", std::to_string(48 << 10)}, {"NARAD_MOVE_FREEZE_TTL", "6s"}});
     options.network_namespaces = true;  // so the nemesis can cut links
     options.small_disks[4] = "192m";    // n4 hosts no etcd member: its disk can run full
     options.env["NARAD_TEST_POWER_CUT"] = kPowerCutTrigger;  // the power_cut fault
@@ -242,10 +243,14 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
                 // A rebalance starts: aim the next faults at its moves.
                 nemesis.join(5);
                 joined = true;
+                if (nemesis.allows("kill_move_side")) nemesis.kill_a_move_side(seconds(10));
                 nemesis.gap(milliseconds(500), seconds(2));
-                if (nemesis.allows("kill_move_side")) nemesis.kill_a_move_side();
-                nemesis.gap(milliseconds(500), seconds(2));
-                if (nemesis.allows("abort")) nemesis.abort_a_move();
+                if (nemesis.allows("abort")) nemesis.abort_a_move(seconds(10));
+                // A crash at each phase of the protocol while the rebalance lasts.
+                for (int phase = 0; phase < 6 && nemesis.allows("kill_at_move_phase"); ++phase) {
+                    if (!nemesis.kill_at_move_phase(seconds(15))) break;
+                    nemesis.gap(milliseconds(200), seconds(1));
+                }
                 if (nemesis.allows("pause_past_force_promote")) {
                     nemesis.pause_a_move_source(
                         env_duration("NARAD_CHAOS_FORCE_PROMOTE_AFTER", seconds(0)) + seconds(35));

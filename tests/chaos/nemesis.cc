@@ -116,14 +116,20 @@ void Nemesis::pause_and_resume(int node, milliseconds stopped) {
     count(stopped >= seconds(6) ? "pause_past_freeze_ttl" : "pause");
 }
 
-std::optional<Move> Nemesis::a_move_in_flight() {
-    auto moves = list_moves(cluster_, cluster_.live().front());
+std::optional<Move> Nemesis::a_move_in_flight(milliseconds within) {
+    std::optional<std::vector<Move>> moves;
+    eventually(
+        [&] {
+            moves = list_moves(cluster_, cluster_.live().front());
+            return moves && !moves->empty();
+        },
+        within, milliseconds(50));
     if (!moves || moves->empty()) return std::nullopt;
     return (*moves)[random_() % moves->size()];
 }
 
-bool Nemesis::abort_a_move() {
-    std::optional<Move> picked = a_move_in_flight();
+bool Nemesis::abort_a_move(milliseconds within) {
+    std::optional<Move> picked = a_move_in_flight(within);
     if (!picked) return false;
     const Move& move = *picked;
     HistoryTime start = history_.now();
@@ -137,8 +143,8 @@ bool Nemesis::abort_a_move() {
     return true;
 }
 
-bool Nemesis::kill_a_move_side() {
-    std::optional<Move> picked = a_move_in_flight();
+bool Nemesis::kill_a_move_side(milliseconds within) {
+    std::optional<Move> picked = a_move_in_flight(within);
     if (!picked) return false;
     const Move& move = *picked;
     bool source = random_() % 2 == 0;
@@ -147,6 +153,47 @@ bool Nemesis::kill_a_move_side() {
     kill_and_restart(node, between(milliseconds(500), seconds(4)),
                      std::string(source ? "source" : "destination") + " of " + to_string(move));
     count(source ? "kill_move_source" : "kill_move_destination");
+    return true;
+}
+
+void Nemesis::restart_with_failpoints(int node, const std::string& failpoints) {
+    NodeProcess& process = cluster_.node(node);
+    if (failpoints.empty()) {
+        process.env().erase("NARAD_FAILPOINTS");
+    } else {
+        process.env()["NARAD_FAILPOINTS"] = failpoints;
+    }
+    cluster_.restart(node);
+}
+
+bool Nemesis::kill_at_move_phase(milliseconds within) {
+    struct Phase {
+        const char* failpoint;
+        bool on_source;
+    };
+    static constexpr Phase kPhases[] = {
+        {"move.after_catch_up_pass", false}, {"move.source.before_final_listing", true},
+        {"move.finalize_pass", false},       {"move.before_fence", false},
+        {"move.before_flip", false},         {"move.install", false},
+    };
+    std::optional<Move> picked = a_move_in_flight(within);
+    if (!picked) return false;
+    const Move& move = *picked;
+    const Phase& phase = kPhases[next_phase_++ % std::size(kPhases)];
+    int node = cluster_.index_of(phase.on_source ? move.from : move.to);
+    if (node == 0) return false;
+    HistoryTime start = history_.now();
+    cluster_.kill(node);  // a crash too: the checker sees one window for both
+    restart_with_failpoints(node, std::string(phase.failpoint) + "=crash@1");
+    bool crashed =
+        eventually([&] { return !cluster_.node(node).running(); }, seconds(30), milliseconds(20));
+    if (crashed) std::this_thread::sleep_for(between(milliseconds(500), seconds(3)));  // down
+    restart_with_failpoints(node, "");
+    history_.fault("kill", node, start, history_.now(),
+                   std::string(phase.on_source ? "source" : "destination") + " of " +
+                       to_string(move) + (crashed ? " crashed at " : " never reached ") +
+                       phase.failpoint);
+    count(std::string(crashed ? "crashed_at:" : "missed:") + phase.failpoint);
     return true;
 }
 
@@ -252,8 +299,8 @@ bool Nemesis::decommission(int index, milliseconds timeout) {
 
 std::vector<std::string> Nemesis::fault_kinds() const {
     std::vector<std::string> kinds = {
-        "kill",  "power_cut",      "clock_step", "pause", "pause_past_freeze_ttl",
-        "abort", "kill_move_side", "disk_full"};
+        "kill",  "power_cut",      "clock_step",         "pause",    "pause_past_freeze_ttl",
+        "abort", "kill_move_side", "kill_at_move_phase", "disk_full"};
     if (cluster_.network() != nullptr && cluster_.network()->ready()) {
         kinds.push_back("isolate");
         kinds.push_back("cut_one_way");
@@ -302,6 +349,8 @@ void Nemesis::random_fault(const std::vector<int>& targets) {
         abort_a_move();  // nothing when no move is in flight
     } else if (kind == "kill_move_side") {
         kill_a_move_side();
+    } else if (kind == "kill_at_move_phase") {
+        kill_at_move_phase();
     } else if (kind == "isolate") {
         isolate(node, between(seconds(1), seconds(8)));
     } else {

@@ -41,11 +41,18 @@ class Nemesis {
     void step_clock(int node, std::chrono::seconds offset, std::chrono::milliseconds held);
     // SIGSTOP for `stopped`, then SIGCONT.
     void pause_and_resume(int node, std::chrono::milliseconds stopped);
-    // Aborts one move in flight, if any; false when none was in flight.
-    bool abort_a_move();
+    // Aborts one move in flight, waiting up to `within` for one; false when none was in flight.
+    bool abort_a_move(std::chrono::milliseconds within = {});
     // Kills the source or the destination of a move in flight (chosen at random) and restarts
-    // it; false when no move was in flight.
-    bool kill_a_move_side();
+    // it. Waits up to `within` for a move; false when none was in flight.
+    bool kill_a_move_side(std::chrono::milliseconds within = {});
+    // Kills a move's source or destination at one phase of the protocol: restarts it with the
+    // phase's failpoint armed to crash (the next phase in a fixed cycle: the destination's
+    // move.after_catch_up_pass, move.finalize_pass, move.before_fence, move.before_flip and
+    // move.install, the source's move.source.before_final_listing), waits up to 30 s for the
+    // crash, then restarts it clean. Waits up to `within` for a move; false when none was in
+    // flight.
+    bool kill_at_move_phase(std::chrono::milliseconds within = {});
     // Cuts node `node` off from every other node, both ways, for `duration` (the test's clients
     // still reach it), then heals. Needs the cluster's network namespaces.
     void isolate(int node, std::chrono::milliseconds duration);
@@ -62,7 +69,7 @@ class Nemesis {
     // Decommissions node `index` and waits until it has exited; false if it did not in time.
     bool decommission(int index, std::chrono::milliseconds timeout);
 
-    // The fault kinds this run may inject: kill, power_cut, clock_step, pause,
+    // The fault kinds this run may inject: kill, power_cut, clock_step, kill_at_move_phase, pause,
     // pause_past_freeze_ttl, abort, kill_move_side, disk_full and, with network namespaces, isolate
     // and cut_one_way; NARAD_CHAOS_FAULTS (a comma-separated list) keeps only those it names.
     std::vector<std::string> fault_kinds() const;
@@ -79,8 +86,10 @@ class Nemesis {
     const NemesisCounts& counts() const { return counts_; }
 
   private:
-    // One of the moves in flight, chosen at random (nullopt: none).
-    std::optional<Move> a_move_in_flight();
+    // Restarts `node` with NARAD_FAILPOINTS set to `failpoints` (empty: none).
+    void restart_with_failpoints(int node, const std::string& failpoints);
+    // One of the moves in flight, chosen at random; waits up to `within` for one (nullopt: none).
+    std::optional<Move> a_move_in_flight(std::chrono::milliseconds within = {});
     void count(const std::string& kind) { ++counts_.faults[kind]; }
 
     Cluster& cluster_;
@@ -88,6 +97,7 @@ class Nemesis {
     std::mt19937_64 random_;
     std::string topic_;
     NemesisCounts counts_;
+    size_t next_phase_ = 0;
 };
 
 }  // namespace narad::testing

@@ -82,6 +82,8 @@ class NodeProcess {
     void pause();   // SIGSTOP
     void resume();  // SIGCONT
     bool running();
+    // The extra environment of the node's next start (e.g. to arm a failpoint for one run).
+    std::map<std::string, std::string>& env() { return options_.env; }
     // Steps the node's wall clock to `offset` from the real time (ClusterOptions::steppable_clocks;
     // takes effect within a second). False when the node's clock cannot be stepped.
     bool step_clock(std::chrono::seconds offset);
