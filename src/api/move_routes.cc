@@ -481,13 +481,13 @@ std::string worker_reports_json(const move::MoveRunner& runner, const NodeId& se
 }
 
 Result<PeerReply> PeerSourceClient::call(const NodeId& source, std::string_view method,
-                                         const std::string& target) {
-    return peers_.call(source, method, target, "", "", timeout_);
+                                         const std::string& target, Millis timeout) {
+    return peers_.call(source, method, target, "", "", timeout);
 }
 
 Result<move::TransferListing> PeerSourceClient::list(const NodeId& source, const std::string& topic,
                                                      PartitionId partition) {
-    auto reply = call(source, "GET", move_target(topic, partition, "listing"));
+    auto reply = call(source, "GET", move_target(topic, partition, "listing"), timeout_);
     NARAD_RETURN_IF_ERROR(reply_status(reply, "listing"));
     json body = json::parse(reply->body, nullptr, false);
     if (body.is_discarded()) return Status(Errc::corrupt, "a listing that is not JSON");
@@ -502,7 +502,7 @@ Result<std::string> PeerSourceClient::read_chunk(const NodeId& source, const std
                          "?base=" + std::to_string(base.value()) +
                          "&kind=" + (kind == move::ChunkKind::log ? "log" : "index") +
                          "&offset=" + std::to_string(offset) + "&length=" + std::to_string(length);
-    auto reply = call(source, "GET", target);
+    auto reply = call(source, "GET", target, timeout_);
     NARAD_RETURN_IF_ERROR(reply_status(reply, "chunk"));
     return std::move(reply->body);
 }
@@ -511,7 +511,7 @@ Result<move::Handoff> PeerSourceClient::prepare(const NodeId& source, const std:
                                                 PartitionId partition, const std::string& token) {
     std::string target = move_target(topic, partition, "prepare");
     if (!token.empty()) target += "?token=" + percent_encode(token);
-    auto reply = call(source, "POST", target);
+    auto reply = call(source, "POST", target, freeze_timeout_);
     NARAD_RETURN_IF_ERROR(reply_status(reply, "prepare"));
     json body = json::parse(reply->body, nullptr, false);
     if (body.is_discarded() || !body.contains("token") || !body.contains("listing")) {
@@ -526,7 +526,8 @@ Status PeerSourceClient::fence(const NodeId& source, const std::string& topic,
                                PartitionId partition, const std::string& token, Offset hwm) {
     auto reply = call(source, "POST",
                       move_target(topic, partition, "fence") + "?token=" + percent_encode(token) +
-                          "&hwm=" + std::to_string(hwm.value()));
+                          "&hwm=" + std::to_string(hwm.value()),
+                      freeze_timeout_);
     return reply_status(reply, "fence");
 }
 

@@ -20,6 +20,8 @@
 // PeerSourceClient is move::SourceClient over the PeerClient, speaking the routes above.
 #pragma once
 
+#include <algorithm>
+
 #include "api/api.h"
 #include "api/router.h"
 #include "base/thread_pool.h"
@@ -44,9 +46,15 @@ void register_controller_move_routes(Router& internal, ApiContext& context);
 // This node's move workers as Narad's `worker` objects: a JSON array's text.
 std::string worker_reports_json(const move::MoveRunner& runner, const NodeId& self);
 
+// The destination's calls to a move's source over the cluster port. Listings and chunks wait up
+// to `timeout`; a freeze (prepare) or fence waits at most `freeze_timeout`, the freeze TTL: past
+// it the freeze has lapsed and the answer is of no use, and a source that hangs instead of dying
+// must not hold the worker longer before it judges the source (and, dead long enough,
+// force-promotes).
 class PeerSourceClient final : public move::SourceClient {
   public:
-    PeerSourceClient(PeerClient& peers, Millis timeout) : peers_(peers), timeout_(timeout) {}
+    PeerSourceClient(PeerClient& peers, Millis timeout, Millis freeze_timeout)
+        : peers_(peers), timeout_(timeout), freeze_timeout_(std::min(timeout, freeze_timeout)) {}
 
     Result<move::TransferListing> list(const NodeId& source, const std::string& topic,
                                        PartitionId partition) override;
@@ -59,11 +67,12 @@ class PeerSourceClient final : public move::SourceClient {
                  const std::string& token, Offset hwm) override;
 
   private:
-    Result<PeerReply> call(const NodeId& source, std::string_view method,
-                           const std::string& target);
+    Result<PeerReply> call(const NodeId& source, std::string_view method, const std::string& target,
+                           Millis timeout);
 
     PeerClient& peers_;
     Millis timeout_;
+    Millis freeze_timeout_;
 };
 
 }  // namespace narad::api

@@ -483,7 +483,8 @@ class Node::Impl {
                                                    *logs_, gates_, *consume_, handoff_options);
         Status released = handoff_->release_stale_freezes();
         if (!released.is_ok()) return released.with_context("releasing stale freeze keys");
-        source_client_ = std::make_unique<api::PeerSourceClient>(*peers_, Millis(30'000));
+        source_client_ = std::make_unique<api::PeerSourceClient>(*peers_, Millis(30'000),
+                                                                 handoff_options.freeze_ttl);
         move::MoveOptions options;
         options.freeze_ttl = handoff_options.freeze_ttl;
         cutovers_ = std::make_unique<move::CutoverSlots>(kConcurrentCutovers);

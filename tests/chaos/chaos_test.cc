@@ -19,6 +19,8 @@
 #include "chaos/nemesis.h"
 #include "chaos/recorder.h"
 #include "cluster/move_support.h"
+#include "move/quarantine.h"
+#include "storage/partition_log.h"
 
 namespace narad::testing {
 namespace {
@@ -100,6 +102,46 @@ std::pair<double, double> freeze_quantiles(Cluster& cluster) {
     return {quantile(0.5), quantile(0.99)};
 }
 
+// Records, as one `quarantined` meta line per copy, what every copy a node set aside holds:
+// (offset, message id) pairs read from a scratch copy of it (opening a log may cut a torn tail).
+// The checker uses them to tell records a force-promote left on a source that only looked dead
+// (kept on disk, the spec's window) from records that are gone.
+void record_quarantined(Cluster& cluster, History& history) {
+    io::FileSystem& fs = io::posix_file_system();
+    SystemClock& clock = SystemClock::instance();
+    for (int index = 1; index <= cluster.size(); ++index) {
+        const std::string data = cluster.node(index).data_directory();
+        for (const move::QuarantinedCopy& copy : move::list_quarantined(fs, data)) {
+            if (copy.partition < 0) continue;  // a deleted topic incarnation
+            const std::string scratch = copy.directory + ".chaos-read";
+            std::filesystem::copy(copy.directory, scratch,
+                                  std::filesystem::copy_options::recursive);
+            json records = json::array();
+            {
+                auto log = storage::PartitionLog::open(fs, clock, scratch, storage::LogOptions{});
+                Offset next;
+                while (log.is_ok()) {
+                    auto read = (*log)->read(next, 1000, 4 << 20);
+                    if (!read.is_ok() || read->records.empty()) break;
+                    for (const auto& record : read->records) {
+                        PayloadCheck payload =
+                            check_payload(json::parse(record.value, nullptr, false));
+                        if (payload.id >= 0) records.push_back({record.offset.value(), payload.id});
+                    }
+                    next = read->next;
+                }
+            }
+            std::filesystem::remove_all(scratch);
+            history.meta("quarantined", {{"node", index},
+                                         {"kind", copy.kind},
+                                         {"topic", copy.topic},
+                                         {"partition", copy.partition},
+                                         {"directory", copy.directory},
+                                         {"records", std::move(records)}});
+        }
+    }
+}
+
 // The figures of a run, printed for docs/reliability.md.
 void report(Cluster& cluster, const std::string& leg, uint64_t seed, History& history,
             Ledger& ledger, const Nemesis& nemesis, double seconds_run) {
@@ -151,6 +193,7 @@ struct Leg {
     void finish(RecordedTraffic& traffic, milliseconds drain_timeout) {
         history.meta("healed");
         bool drained = traffic.drain(drain_timeout);
+        record_quarantined(cluster, history);
         history.meta("end", {{"drained", drained}});
     }
 

@@ -12,9 +12,14 @@ is corrupted (checksum_ok false or id null) are reported once and take no part i
 rules, since their id cannot be trusted.
 
 Failure rules (any one makes the verdict FAIL):
-  lost                an acknowledged produce (outcome ok) whose id is never delivered.
+  lost                an acknowledged produce (outcome ok) whose id is never delivered and,
+                      in faults mode, is in no set-aside copy either (those are counted as
+                      stranded: on disk, for an operator to recover, never served).
   corrupted           a delivery with checksum_ok false or id null.
-  offset_conflict     one (topic, partition, offset) delivered with two different ids.
+  offset_conflict     one (topic, partition, offset) delivered with two different ids, unless
+                      (faults mode) a set-aside copy of the partition (meta quarantined) holds
+                      one of the two ids at that offset: two copies diverged, one was kept
+                      aside. Counted as diverged_offsets.
   two_partitions      one id delivered from two (topic, partition) pairs, unless a fault window
                       intersects [produce call_ns, later of the two deliveries' return_ns].
                       Never excused in strict mode.
@@ -207,7 +212,8 @@ class Result:
             f"acks: ok={c['acks_ok']} refused={c['acks_refused']} "
             f"ambiguous={c['acks_ambiguous']}  nacks ok={c['nacks_ok']}",
             f"faults: {c['faults']} {faults}".rstrip(),
-            f"lost: {c['lost']}  corrupted: {c['corrupted']}",
+            f"lost: {c['lost']}  corrupted: {c['corrupted']}  stranded in set-aside copies: "
+            f"{c['stranded']}  diverged offsets: {c['diverged_offsets']}",
             f"duplicates: explained={c['duplicates_explained']} "
             f"unexplained={c['duplicates_unexplained']}",
             f"fault coverage: {c['fault_coverage']:.4f}",
@@ -298,6 +304,12 @@ class Checker:
         self.config: Config | None = None
         self.last_ns = 0
         self.healed_ns: int | None = None
+        # What the copies nodes set aside hold (meta quarantined): (topic, partition) ->
+        # {offset: ids}, and every id found in one.
+        self.quarantined: dict[tuple[str, int], dict[int, set]] = {}
+        self.quarantined_ids: set = set()
+        self.stranded = 0
+        self.diverged = 0
         self.end_record: dict | None = None
         self.produces: dict[Any, Produce] = {}
         self.deliveries: dict[Any, list[Delivery]] = defaultdict(list)
@@ -356,11 +368,24 @@ class Checker:
             raise HistoryError(line_no, "second meta start record")
         if event == "healed":
             self.healed_ns = at
+        elif event == "quarantined":
+            self._add_quarantined(record, line_no)
         elif event == "end":
             if not isinstance(record.get("drained"), bool):
                 raise HistoryError(line_no, "end record needs a boolean 'drained'")
             self.end_record = record
         self._seen(at)
+
+    def _add_quarantined(self, record: dict, line_no: int) -> None:
+        """Keep what one set-aside copy holds: (topic, partition) -> {offset: id}."""
+        topic = _str(record, "topic", line_no)
+        partition = _int(record, "partition", line_no)
+        held = self.quarantined.setdefault((topic, partition), {})
+        for entry in record.get("records") or ():
+            if not isinstance(entry, list) or len(entry) != 2:
+                raise HistoryError(line_no, "quarantined records are [offset, id] pairs")
+            held.setdefault(entry[0], set()).add(entry[1])
+            self.quarantined_ids.add(entry[1])
 
     def _add_produce(self, record: dict, line_no: int) -> None:
         """Index one produce attempt by its id."""
@@ -490,6 +515,9 @@ class Checker:
             deliveries = self.deliveries.get(produce.id)
             times = {"produce_call_ns": produce.call, "produce_return_ns": produce.ret}
             if produce.outcome == "ok" and not deliveries:
+                if self.config.mode == "faults" and produce.id in self.quarantined_ids:
+                    self.stranded += 1  # kept on disk in a set-aside copy, not served
+                    continue
                 self._fail("lost", [produce.id],
                            f"produce accepted (node {produce.node}) but never delivered",
                            times, [produce.line])
@@ -511,10 +539,22 @@ class Checker:
                 first = owner.setdefault(key, d)
                 if first.id != d.id and (key, d.id) not in reported:
                     reported.add((key, d.id))
+                    if self._diverged(key, first.id, d.id):
+                        self.diverged += 1
+                        continue
                     self._fail("offset_conflict", [first.id, d.id],
                                f"{_where(d)} delivered with two ids",
                                {"first_return_ns": first.ret, "other_return_ns": d.ret},
                                [first.line, d.line])
+
+    def _diverged(self, key: tuple[str, int, int], one: Any, other: Any) -> bool:
+        """Whether a conflict at key is two copies of the partition that diverged, one of them
+        set aside: faults mode only, and a quarantined copy of the partition holds one of the
+        two ids at that very offset (a force-promote over a source that only looked dead)."""
+        if self.config.mode != "faults":
+            return False
+        held = self.quarantined.get((key[0], key[1]), {}).get(key[2], ())
+        return one in held or other in held
 
     def _check_acked(self, msg_id: Any, deliveries: list[Delivery], acks: list[ConfirmedAck],
                      all_windows: Windows, crash_windows: Windows) -> set[int]:
@@ -660,6 +700,8 @@ class Checker:
             "faults": len(faults),
             "faults_by_kind": dict(Counter(kind for kind, _, _ in faults)),
             "lost": len(self.failures.get("lost", ())),
+            "stranded": self.stranded,
+            "diverged_offsets": self.diverged,
             "corrupted": len(self.failures.get("corrupted", ())),
             "duplicates_explained": duplicates["explained"],
             "duplicates_unexplained": duplicates["unexplained"],

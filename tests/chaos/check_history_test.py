@@ -80,6 +80,15 @@ class History:
             "start_ns": start, "end_ns": end, "call_ns": start, "return_ns": end,
             "detail": f"{kind} node {node}"})
 
+    def quarantined(self, records: list[list], at_ms: float = RUN_END_MS - 1,
+                    topic: str = "t", partition: int = 0) -> None:
+        """Add what a set-aside copy of (topic, partition) holds: [offset, id] pairs."""
+        at = int(at_ms * MS)
+        self.records.append({"op": "meta", "event": "quarantined", "client": "driver",
+                             "node": 2, "kind": "partition", "topic": topic,
+                             "partition": partition, "records": records,
+                             "call_ns": at, "return_ns": at})
+
     def finish(self, at_ms: float = RUN_END_MS, drained: bool = True,
                healed_ms: float | None = None) -> None:
         """Add the healed marker (by default at the end) and the end record."""
@@ -240,6 +249,36 @@ class LossAndCorruptionTest(CheckerTestCase):
         history.fault("kill", 90, 120)
         history.produce(6, 100)
         history.consume(6, 110, offset=2)
+        history.finish()
+        self.assertVerdict(history.check(), "FAIL", {"offset_conflict"})
+
+    def test_lost_message_kept_in_a_set_aside_copy_is_stranded_not_lost(self):
+        for mode, verdict in (("faults", "PASS"), ("strict", "FAIL")):
+            history = clean_history(mode=mode)
+            history.produce(6, 100)
+            history.quarantined([[5, 6]])
+            history.finish()
+            result = history.check()
+            self.assertVerdict(result, verdict, set() if verdict == "PASS" else {"lost"})
+            self.assertEqual(result.counts["stranded"], 1 if mode == "faults" else 0)
+
+    def test_offset_conflict_with_one_id_set_aside_there_is_divergence(self):
+        for mode, verdict in (("faults", "PASS"), ("strict", "FAIL")):
+            history = clean_history(mode=mode)
+            history.produce(6, 100)
+            history.consume(6, 110, offset=2)
+            history.quarantined([[2, 2]])
+            history.finish()
+            result = history.check()
+            self.assertVerdict(result, verdict,
+                               set() if verdict == "PASS" else {"offset_conflict"})
+            self.assertEqual(result.counts["diverged_offsets"], 1 if mode == "faults" else 0)
+
+    def test_offset_conflict_with_the_set_aside_id_elsewhere_fails(self):
+        history = clean_history()
+        history.produce(6, 100)
+        history.consume(6, 110, offset=2)
+        history.quarantined([[3, 2]])  # the copy holds id 2, but not at offset 2
         history.finish()
         self.assertVerdict(history.check(), "FAIL", {"offset_conflict"})
 

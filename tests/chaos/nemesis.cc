@@ -214,14 +214,17 @@ bool Nemesis::pause_a_move_source(milliseconds duration) {
             return total > 0 && detail->value("bytes_copied", uint64_t{0}) >= total;
         },
         seconds(30), milliseconds(20));
+    const char* promoted_series = "narad_moves_total{outcome=\"force_promoted\"}";
+    double promoted_before = metric(cluster_, destination, promoted_series);
     HistoryTime start = history_.now();
     cluster_.pause(node);
     std::this_thread::sleep_for(duration);  // how long the source stays stopped: the fault
     cluster_.resume(node);
-    history_.fault(
-        "pause", node, start, history_.now(),
-        "source of " + to_string(move) + " stopped " + std::to_string(duration.count()) + " ms");
-    count("pause_past_force_promote");
+    bool promoted = metric(cluster_, destination, promoted_series) > promoted_before;
+    history_.fault("pause", node, start, history_.now(),
+                   "source of " + to_string(move) + " stopped " + std::to_string(duration.count()) +
+                       " ms; " + (promoted ? "force-promoted" : "not force-promoted"));
+    count(promoted ? "pause_past_force_promote" : "pause_past_force_promote (not promoted)");
     return true;
 }
 
