@@ -1,6 +1,7 @@
 #include "chaos/nemesis.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -9,6 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "cluster/move_support.h"
@@ -228,6 +232,47 @@ bool Nemesis::pause_a_move_source(milliseconds duration) {
     return true;
 }
 
+namespace {
+
+// The pid of the etcd member `parent` runs as its child, or -1.
+pid_t etcd_child(pid_t parent) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        if (!std::getline(stat, line)) continue;
+        // pid (comm) state ppid ...: comm may hold spaces, so read from the last ')'.
+        size_t close = line.rfind(')');
+        size_t open = line.find('(');
+        if (close == std::string::npos || open == std::string::npos) continue;
+        std::istringstream rest(line.substr(close + 2));
+        char state = 0;
+        pid_t ppid = -1;
+        rest >> state >> ppid;
+        if (ppid == parent && line.substr(open + 1, close - open - 1) == "etcd") {
+            return static_cast<pid_t>(std::stol(name));
+        }
+    }
+    return -1;
+}
+
+}  // namespace
+
+bool Nemesis::pause_etcd_member(int node, milliseconds duration) {
+    pid_t member = etcd_child(cluster_.node(node).pid());
+    if (member <= 0) return false;
+    HistoryTime start = history_.now();
+    ::kill(member, SIGSTOP);
+    std::this_thread::sleep_for(duration);  // how long the member stays stopped: the fault itself
+    ::kill(member, SIGCONT);
+    history_.fault("etcd_pause", node, start, history_.now(),
+                   "n" + std::to_string(node) + "'s etcd member stopped for " +
+                       std::to_string(duration.count()) + " ms");
+    count("etcd_pause");
+    return true;
+}
+
 void Nemesis::isolate(int node, milliseconds duration) {
     Network* network = cluster_.network();
     HistoryTime start = history_.now();
@@ -302,8 +347,8 @@ bool Nemesis::decommission(int index, milliseconds timeout) {
 
 std::vector<std::string> Nemesis::fault_kinds() const {
     std::vector<std::string> kinds = {
-        "kill",  "power_cut",      "clock_step",         "pause",    "pause_past_freeze_ttl",
-        "abort", "kill_move_side", "kill_at_move_phase", "disk_full"};
+        "kill",  "power_cut",      "clock_step",         "pause",      "pause_past_freeze_ttl",
+        "abort", "kill_move_side", "kill_at_move_phase", "etcd_pause", "disk_full"};
     if (cluster_.network() != nullptr && cluster_.network()->ready()) {
         kinds.push_back("isolate");
         kinds.push_back("cut_one_way");
@@ -354,6 +399,9 @@ void Nemesis::random_fault(const std::vector<int>& targets) {
         kill_a_move_side();
     } else if (kind == "kill_at_move_phase") {
         kill_at_move_phase();
+    } else if (kind == "etcd_pause") {
+        // On a node hosting a member (n1 to n3 host the voters).
+        pause_etcd_member(1 + static_cast<int>(random_() % 3), between(seconds(2), seconds(10)));
     } else if (kind == "isolate") {
         isolate(node, between(seconds(1), seconds(8)));
     } else {

@@ -53,6 +53,11 @@ class Nemesis {
     // crash, then restarts it clean. Waits up to `within` for a move; false when none was in
     // flight.
     bool kill_at_move_phase(std::chrono::milliseconds within = {});
+    // SIGSTOPs the etcd member node `node` supervises for `duration`, then SIGCONT: the node
+    // keeps its network but loses its metastore member (a cut from etcd only, as near as this
+    // kernel allows: it has no packet classifier to cut single ports). False when the node hosts
+    // no member.
+    bool pause_etcd_member(int node, std::chrono::milliseconds duration);
     // Cuts node `node` off from every other node, both ways, for `duration` (the test's clients
     // still reach it), then heals. Needs the cluster's network namespaces.
     void isolate(int node, std::chrono::milliseconds duration);
@@ -69,7 +74,8 @@ class Nemesis {
     // Decommissions node `index` and waits until it has exited; false if it did not in time.
     bool decommission(int index, std::chrono::milliseconds timeout);
 
-    // The fault kinds this run may inject: kill, power_cut, clock_step, kill_at_move_phase, pause,
+    // The fault kinds this run may inject: kill, power_cut, clock_step, kill_at_move_phase,
+    // etcd_pause, pause,
     // pause_past_freeze_ttl, abort, kill_move_side, disk_full and, with network namespaces, isolate
     // and cut_one_way; NARAD_CHAOS_FAULTS (a comma-separated list) keeps only those it names.
     std::vector<std::string> fault_kinds() const;
