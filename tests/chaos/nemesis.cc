@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -273,6 +274,90 @@ bool Nemesis::pause_etcd_member(int node, milliseconds duration) {
     return true;
 }
 
+void Nemesis::recreate_topic() {
+    HistoryTime start = history_.now();
+    const int incarnation = ++incarnation_;
+    const std::string base = std::string("/v1/topics/") + kChurnTopic;
+    auto via = [&] { return cluster_.node(cluster_.live().front()).client(seconds(10)); };
+    bool deleted = eventually(
+        [&] {
+            auto client = via();
+            auto answer = http(client, "DELETE", base);
+            return answer.is_ok() && (answer->status == 204 || answer->status == 404);
+        },
+        seconds(30), milliseconds(200));
+    // A create can meet the old incarnation's purge (409 or 503 for a while).
+    bool created =
+        deleted &&
+        eventually(
+            [&] {
+                auto client = via();
+                auto answer = http(
+                    client, "POST", "/v1/topics",
+                    json{{"name", kChurnTopic}, {"partitions", 4}, {"visibility_timeout_ms", 5'000}}
+                        .dump());
+                return answer.is_ok() && answer->status == 201;
+            },
+            seconds(30), milliseconds(200));
+    constexpr int kMessages = 20;
+    int produced = 0;
+    for (int n = 0; created && n < kMessages; ++n) {
+        bool accepted = eventually(
+            [&] {
+                auto client = via();
+                auto answer = client.post(base + "/produce",
+                                          json{{"incarnation", incarnation}, {"n", n}}.dump());
+                return answer.is_ok() && answer->status == 202;
+            },
+            seconds(30), milliseconds(200));
+        produced += accepted ? 1 : 0;
+    }
+    std::set<int> received;
+    std::vector<int> stale;  // messages of an earlier incarnation, or left over: should be gone
+    eventually(
+        [&] {
+            auto client = via();
+            auto answer = client.get(base + "/consume?max=50&wait=500ms");
+            if (!answer.is_ok() || answer->status != 200) return false;
+            json body = json::parse(answer->body, nullptr, false);
+            json handles = json::array();
+            for (const json& message : body.value("messages", json::array())) {
+                json payload = message.value("payload", json());
+                if (payload.is_string())
+                    payload = json::parse(payload.get<std::string>(), nullptr, false);
+                int from = payload.is_object() ? payload.value("incarnation", -1) : -1;
+                int n = payload.is_object() ? payload.value("n", -1) : -1;
+                if (from == incarnation && n < kMessages) {
+                    received.insert(n);
+                } else {
+                    stale.push_back(from);
+                }
+                handles.push_back(message.value("receipt_handle", ""));
+            }
+            if (!handles.empty()) {
+                (void)client.post(base + "/ack/batch", json{{"receipt_handles", handles}}.dump());
+            }
+            return static_cast<int>(received.size()) >= produced;
+        },
+        seconds(60), milliseconds(0));
+    // Left unconsumed: the next incarnation must never deliver them.
+    for (int n = kMessages; created && n < kMessages + 5; ++n) {
+        auto client = via();
+        (void)client.post(base + "/produce", json{{"incarnation", incarnation}, {"n", n}}.dump());
+    }
+    EXPECT_TRUE(deleted && created) << "topic " << kChurnTopic << " was not recreated";
+    EXPECT_EQ(produced, kMessages) << "produce to the recreated topic was refused";
+    EXPECT_EQ(static_cast<int>(received.size()), produced)
+        << "the recreated topic did not deliver every message produced to it";
+    EXPECT_TRUE(stale.empty()) << "the recreated topic delivered " << stale.size()
+                               << " message(s) of an earlier incarnation";
+    history_.fault("topic_recreate", 0, start, history_.now(),
+                   std::string(kChurnTopic) + " incarnation " + std::to_string(incarnation) + ": " +
+                       std::to_string(received.size()) + "/" + std::to_string(produced) +
+                       " delivered, " + std::to_string(stale.size()) + " stale");
+    count("topic_recreate");
+}
+
 void Nemesis::isolate(int node, milliseconds duration) {
     Network* network = cluster_.network();
     HistoryTime start = history_.now();
@@ -347,8 +432,9 @@ bool Nemesis::decommission(int index, milliseconds timeout) {
 
 std::vector<std::string> Nemesis::fault_kinds() const {
     std::vector<std::string> kinds = {
-        "kill",  "power_cut",      "clock_step",         "pause",      "pause_past_freeze_ttl",
-        "abort", "kill_move_side", "kill_at_move_phase", "etcd_pause", "disk_full"};
+        "kill",     "power_cut",      "clock_step",         "pause",      "pause_past_freeze_ttl",
+        "abort",    "kill_move_side", "kill_at_move_phase", "etcd_pause", "topic_recreate",
+        "disk_full"};
     if (cluster_.network() != nullptr && cluster_.network()->ready()) {
         kinds.push_back("isolate");
         kinds.push_back("cut_one_way");
@@ -399,6 +485,8 @@ void Nemesis::random_fault(const std::vector<int>& targets) {
         kill_a_move_side();
     } else if (kind == "kill_at_move_phase") {
         kill_at_move_phase();
+    } else if (kind == "topic_recreate") {
+        recreate_topic();
     } else if (kind == "etcd_pause") {
         // On a node hosting a member (n1 to n3 host the voters).
         pause_etcd_member(1 + static_cast<int>(random_() % 3), between(seconds(2), seconds(10)));

@@ -21,6 +21,8 @@ namespace narad::testing {
 // The file whose appearance in a node's data directory cuts its power: the value of
 // NARAD_TEST_POWER_CUT the faults leg starts every node with.
 inline constexpr const char* kPowerCutTrigger = "power-cut";
+// The topic the topic_recreate fault deletes and recreates (no recorded traffic).
+inline constexpr const char* kChurnTopic = "churn";
 
 struct NemesisCounts {
     std::map<std::string, int> faults;  // by kind
@@ -58,6 +60,11 @@ class Nemesis {
     // kernel allows: it has no packet classifier to cut single ports). False when the node hosts
     // no member.
     bool pause_etcd_member(int node, std::chrono::milliseconds duration);
+    // Deletes the topic kChurnTopic (if it exists) and creates it again, then produces 20
+    // messages to the new incarnation and consumes them back: every one arrives, and nothing of
+    // an earlier incarnation does (gtest failures otherwise). The topic's partitions move with
+    // the rebalances like any other, so a delete can meet a move in flight.
+    void recreate_topic();
     // Cuts node `node` off from every other node, both ways, for `duration` (the test's clients
     // still reach it), then heals. Needs the cluster's network namespaces.
     void isolate(int node, std::chrono::milliseconds duration);
@@ -75,7 +82,7 @@ class Nemesis {
     bool decommission(int index, std::chrono::milliseconds timeout);
 
     // The fault kinds this run may inject: kill, power_cut, clock_step, kill_at_move_phase,
-    // etcd_pause, pause,
+    // etcd_pause, topic_recreate, pause,
     // pause_past_freeze_ttl, abort, kill_move_side, disk_full and, with network namespaces, isolate
     // and cut_one_way; NARAD_CHAOS_FAULTS (a comma-separated list) keeps only those it names.
     std::vector<std::string> fault_kinds() const;
@@ -104,6 +111,7 @@ class Nemesis {
     std::string topic_;
     NemesisCounts counts_;
     size_t next_phase_ = 0;
+    int incarnation_ = 0;  // of kChurnTopic, as recreate_topic() numbers them
 };
 
 }  // namespace narad::testing
