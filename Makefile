@@ -57,7 +57,7 @@ chaos: test-build
 	@cd $(TEST_DIR) && NARAD_CHAOS_DURATION=$(DURATION) ctest -L chaos --output-on-failure \
 		--timeout 7200
 
-# One chaos run per nemesis (90 s each, about 17 minutes in all); rewrites the fault matrix of
+# One chaos run per nemesis (90 s each, about 27 minutes in all); rewrites the fault matrix of
 # docs/reliability.md.
 chaos-matrix: test-build
 	@python3 tests/chaos/fault_matrix.py --binary $(TEST_DIR)/tests/chaos_test --duration 90s \

@@ -203,7 +203,7 @@ bool Nemesis::kill_at_move_phase(milliseconds within) {
 }
 
 bool Nemesis::pause_a_move_source(milliseconds duration) {
-    std::optional<Move> picked = a_move_in_flight();
+    std::optional<Move> picked = a_move_in_flight(seconds(15));
     if (!picked) return false;
     const Move& move = *picked;
     int node = cluster_.index_of(move.from);

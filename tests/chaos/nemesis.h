@@ -74,7 +74,8 @@ class Nemesis {
     // last few KiB for `duration`, then frees it.
     void fill_disk(int node, std::chrono::milliseconds duration);
     // SIGSTOPs the source of a move in flight for `duration` (past move.force_promote_after, the
-    // destination force-promotes its copy), then SIGCONT; false when no move was in flight.
+    // destination force-promotes its copy), then SIGCONT. Waits up to 15 s for a move; false
+    // when none was in flight.
     bool pause_a_move_source(std::chrono::milliseconds duration);
     // Starts node `index` for the first time (a join: a rebalance follows).
     void join(int index);
