@@ -13,6 +13,7 @@
 // NARAD_CHAOS_OUT (default ./chaos-histories), one JSON line per operation, with the checker's
 // verdict beside them.
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -87,7 +88,8 @@ std::pair<double, double> freeze_quantiles(Cluster& cluster) {
             if (!line.starts_with(prefix)) continue;
             std::string le =
                 line.substr(prefix.size(), line.find('"', prefix.size()) - prefix.size());
-            double bound = le == "+Inf" ? 1e300 : std::strtod(le.c_str(), nullptr);
+            double bound = le == "+Inf" ? std::numeric_limits<double>::infinity()
+                                        : std::strtod(le.c_str(), nullptr);
             buckets[bound] += std::strtod(line.substr(line.rfind(' ') + 1).c_str(), nullptr);
         }
     }
@@ -303,7 +305,10 @@ TEST(ChaosTest, FaultsLegKillsPausesAndMoves) {
                 nemesis.fill_disk(4, nemesis.between(seconds(3), seconds(10)));
                 ++disk_fills;
             } else if (joined && !decommissioned && elapsed > duration * 3 / 5) {
-                EXPECT_TRUE(nemesis.decommission(5, seconds(180))) << move_logs(leg.cluster);
+                // The node's partitions grow with the run and copy at 48 KiB/s: a long run's
+                // decommission needs longer than a short one's.
+                const milliseconds deadline = std::max<milliseconds>(seconds(180), duration / 3);
+                EXPECT_TRUE(nemesis.decommission(5, deadline)) << move_logs(leg.cluster);
                 decommissioned = true;
             } else {
                 nemesis.random_fault({1, 2, 3, 4});
