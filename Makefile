@@ -57,8 +57,8 @@ chaos: test-build
 	@cd $(TEST_DIR) && NARAD_CHAOS_DURATION=$(DURATION) ctest -L chaos --output-on-failure \
 		--timeout 7200
 
-# One chaos run per nemesis (90 s each, about 27 minutes in all); rewrites the fault matrix of
-# docs/reliability.md.
+# One chaos run per nemesis and per move phase (90 s each, about 40 minutes in all); rewrites
+# the fault matrix of docs/reliability.md.
 chaos-matrix: test-build
 	@python3 tests/chaos/fault_matrix.py --binary $(TEST_DIR)/tests/chaos_test --duration 90s \
 		--seed 7 --write docs/reliability.md

@@ -23,8 +23,14 @@ import tempfile
 KINDS = ["kill", "power_cut", "clock_step", "pause", "pause_past_freeze_ttl", "isolate",
          "cut_one_way", "etcd_pause", "disk_full", "abort", "kill_move_side", "kill_at_move_phase",
          "topic_recreate", "pause_past_force_promote"]
-# Extra environment of single rows: the force-promote row shortens move.force_promote_after.
+# Extra environment of single rows: the force-promote row shortens move.force_promote_after, and
+# one row per named move phase crashes a node at that phase only.
+PHASES = ["move.after_catch_up_pass", "move.source.before_final_listing", "move.finalize_pass",
+          "move.before_fence", "move.before_flip", "move.install"]
 ROW_ENV = {"pause_past_force_promote": {"NARAD_CHAOS_FORCE_PROMOTE_AFTER": "10s"}}
+for _phase in PHASES:
+    KINDS.append(f"kill_at_move_phase:{_phase}")
+    ROW_ENV[f"kill_at_move_phase:{_phase}"] = {"NARAD_CHAOS_MOVE_PHASE": _phase}
 BEGIN, END = "<!-- fault-matrix:begin -->", "<!-- fault-matrix:end -->"
 REPORT = re.compile(r"^chaos (strict|faults) seed=\d+: .*$", re.MULTILINE)
 
@@ -101,13 +107,14 @@ def main():
                         verdict))
         print(rows[-1], flush=True)
         for kind in args.kinds.split(","):
-            env = {"NARAD_CHAOS_SEED": args.seed, "NARAD_CHAOS_FAULTS": kind,
+            fault = kind.split(":")[0]  # kill_at_move_phase:<phase> is that fault, one phase
+            env = {"NARAD_CHAOS_SEED": args.seed, "NARAD_CHAOS_FAULTS": fault,
                    "NARAD_CHAOS_DURATION": args.duration, **ROW_ENV.get(kind, {})}
             extra = "".join(f"{name}={value} " for name, value in ROW_ENV.get(kind, {}).items())
             passed, report, verdict = run_leg(binary, "FaultsLegKillsPausesAndMoves", env,
                                               out_dir)
             all_passed &= passed
-            command = (f"{base} NARAD_CHAOS_FAULTS={kind} {extra}"
+            command = (f"{base} NARAD_CHAOS_FAULTS={fault} {extra}"
                        f"NARAD_CHAOS_DURATION={args.duration} "
                        f"{args.binary} --gtest_filter=ChaosTest.Faults*")
             rows.append(row(kind, command, passed, report, verdict))

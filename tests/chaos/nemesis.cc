@@ -181,10 +181,19 @@ bool Nemesis::kill_at_move_phase(milliseconds within) {
         {"move.finalize_pass", false},       {"move.before_fence", false},
         {"move.before_flip", false},         {"move.install", false},
     };
+    // NARAD_CHAOS_MOVE_PHASE=<failpoint> keeps only that phase (a row of the fault matrix).
+    const char* only = std::getenv("NARAD_CHAOS_MOVE_PHASE");
+    std::vector<Phase> phases;
+    for (const Phase& phase : kPhases) {
+        if (only == nullptr || *only == '\0' || std::string_view(only) == phase.failpoint) {
+            phases.push_back(phase);
+        }
+    }
+    if (phases.empty()) return false;
     std::optional<Move> picked = a_move_in_flight(within);
     if (!picked) return false;
     const Move& move = *picked;
-    const Phase& phase = kPhases[next_phase_++ % std::size(kPhases)];
+    const Phase phase = phases[next_phase_++ % phases.size()];
     int node = cluster_.index_of(phase.on_source ? move.from : move.to);
     if (node == 0) return false;
     HistoryTime start = history_.now();

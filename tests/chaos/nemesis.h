@@ -52,8 +52,8 @@ class Nemesis {
     // phase's failpoint armed to crash (the next phase in a fixed cycle: the destination's
     // move.after_catch_up_pass, move.finalize_pass, move.before_fence, move.before_flip and
     // move.install, the source's move.source.before_final_listing), waits up to 30 s for the
-    // crash, then restarts it clean. Waits up to `within` for a move; false when none was in
-    // flight.
+    // crash, then restarts it clean. NARAD_CHAOS_MOVE_PHASE=<failpoint> keeps one phase. Waits up
+    // to `within` for a move; false when none was in flight.
     bool kill_at_move_phase(std::chrono::milliseconds within = {});
     // SIGSTOPs the etcd member node `node` supervises for `duration`, then SIGCONT: the node
     // keeps its network but loses its metastore member (a cut from etcd only, as near as this
