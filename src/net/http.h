@@ -54,6 +54,12 @@ class HttpHandler {
         (void)head;
         return std::nullopt;
     }
+    // Runs right after screen(): the largest body this request may carry, or nullopt for the
+    // server's `body_limit_bytes`; capped at its `body_limit_ceiling_bytes`. Must not block.
+    virtual std::optional<uint64_t> body_limit(const HttpRequest& head) {
+        (void)head;
+        return std::nullopt;
+    }
 };
 
 // Splits a target into path and decoded query parameters. Returns false on a malformed escape.

@@ -173,8 +173,8 @@ class HttpClient::Impl {
         may_resend = false;
         maybe_delivered_ = true;  // from here on, some of the request may reach the server
         head_.clear();
-        wire::append_request_head(
-            head_, {method, target, where_, authorization_, content_type, body.size(), &headers});
+        wire::append_request_head(head_, {method, target, where_, authorization_, content_type,
+                                          body.size(), &headers, options_.client_name});
         HttpResponse response;
         reader_.start(response, method == "HEAD");
         Exchange exchange;

@@ -29,6 +29,9 @@ struct ClientOptions {
     Millis connect_timeout{5'000};
     Millis request_timeout{30'000};
     std::string basic_auth;  // "user:password", empty for none
+    // Sent as X-Narad-Client, as Narad's CLI and Go SDK do (batch consume requires one, and it
+    // lets a body-less or non-JSON POST past the content-type guard); empty sends none.
+    std::string client_name = "narad-cli";
     // A larger response body fails the request (Errc::peer_error).
     uint64_t response_body_limit_bytes = uint64_t{1} << 30;
 };

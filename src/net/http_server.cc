@@ -5,6 +5,7 @@
 // connection or the whole server is gone.
 #include "net/http_server.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
@@ -190,13 +191,17 @@ class Session : public std::enable_shared_from_this<Session> {
   private:
     enum class Phase { idle, reading, handling, writing, draining, closed };
 
+    uint64_t body_ceiling() const {
+        const ServerOptions& options = server_.options();
+        return std::max(options.body_limit_bytes, options.body_limit_ceiling_bytes);
+    }
+
     void read_next() {
         if (server_.stopping()) return close();
         phase_ = Phase::idle;
         screened_ = false;
         request_ = HttpRequest();
-        reader_.start(request_,
-                      {server_.options().body_limit_bytes, server_.options().header_limit_bytes});
+        reader_.start(request_, {body_ceiling(), server_.options().header_limit_bytes});
         if (buffer_.size() > 0) {
             // Pipelined: the next request has started arriving already.
             phase_ = Phase::reading;
@@ -230,6 +235,10 @@ class Session : public std::enable_shared_from_this<Session> {
             // the request now (the cluster port's secret), before the body costs anything.
             screened_ = true;
             if (auto refusal = server_.handler().screen(request_)) return refuse(*refusal);
+            uint64_t limit = std::min(
+                server_.handler().body_limit(request_).value_or(server_.options().body_limit_bytes),
+                body_ceiling());
+            if (!reader_.limit_body(limit)) return reject(413, "request body too large");
         }
         switch (outcome) {
             case RequestReader::Outcome::done:

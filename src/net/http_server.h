@@ -1,11 +1,11 @@
 // HttpServer: the Beast/Asio HTTP/1.1 server behind the public API (and, later, the node-to-node
 // port). It owns an io_context run by `threads` threads, accepts keep-alive connections, reads each
-// request with the body capped at `body_limit_bytes` (a larger body is answered 413 with a JSON
-// error and the connection closed), hands it to the HttpHandler, and writes the response the
-// handler produces, possibly later and from another thread. Before reading a body it lets the
-// handler screen the head (HttpHandler::screen): a refused request is answered and its connection
-// closed with the body unread. Malformed requests get 400. Idle
-// connections close after `idle_timeout`; reading a request may take at most `read_timeout`.
+// request with the body capped at `body_limit_bytes` or the route's own limit (a larger body is
+// answered 413 with a JSON error and the connection closed), hands it to the HttpHandler, and
+// writes the response the handler produces, possibly later and from another thread. Before reading
+// a body it lets the handler screen the head (HttpHandler::screen): a refused request is answered
+// and its connection closed with the body unread. Malformed requests get 400. Idle connections
+// close after `idle_timeout`; reading a request may take at most `read_timeout`.
 //
 // A Responder may be called from any thread, also after its connection closed or the server
 // was destroyed: it then does nothing. Pipelined requests are answered in order (the next one is
@@ -36,6 +36,9 @@ struct ServerOptions {
     uint16_t port = 7942;  // 0 = any free port (see HttpServer::port())
     uint32_t threads = 2;
     uint64_t body_limit_bytes = 1 << 20;
+    // The most any route may raise its body limit to (HttpHandler::body_limit); 0 means
+    // body_limit_bytes.
+    uint64_t body_limit_ceiling_bytes = 0;
     Millis read_timeout{10'000};
     Millis write_timeout{30'000};
     Millis idle_timeout{60'000};

@@ -156,6 +156,40 @@ TEST_F(HttpServerTest, BodyOverLimitGets413AndNeverReachesHandler) {
     EXPECT_EQ(seen[0].path, "/small");
 }
 
+// Rule: a handler may raise one route's body limit up to the server's ceiling, and only that
+// route's; a chunked body is held to the raised limit too.
+TEST_F(HttpServerTest, RouteBodyLimitRaisesOneRouteUpToTheCeiling) {
+    ServerOptions options;
+    options.body_limit_bytes = 1024;
+    options.body_limit_ceiling_bytes = 8192;
+    handler_.body_limit_fn = [](const HttpRequest& head) -> std::optional<uint64_t> {
+        if (head.target == "/batch") return 4096;
+        if (head.target == "/greedy") return 1 << 30;  // capped at the ceiling
+        return std::nullopt;
+    };
+    start(options);
+    HttpClient client(client_options());
+    auto post = [&](std::string_view target, size_t bytes) {
+        auto response = client.post(target, std::string(bytes, 'x'));
+        EXPECT_TRUE(response.is_ok()) << response.status().to_string();
+        return response.is_ok() ? response->status : 0;
+    };
+    EXPECT_EQ(post("/batch", 4096), 200);
+    EXPECT_EQ(post("/batch", 4097), 413);
+    EXPECT_EQ(post("/other", 1025), 413);
+    EXPECT_EQ(post("/other", 1024), 200);
+    EXPECT_EQ(post("/greedy", 8192), 200);
+    EXPECT_EQ(post("/greedy", 8193), 413);
+    RawSocket chunked(server_->port());
+    // 4096 bytes in one chunk, then one more: the last chunk crosses the route's limit.
+    chunked.send_all(
+        "POST /batch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n" +
+        std::string(4096, 'y') + "\r\n1\r\nz\r\n0\r\n\r\n");
+    std::string answer;
+    chunked.read_until_close(answer);
+    EXPECT_NE(answer.find(" 413 "), std::string::npos) << answer;
+}
+
 // Rule: a Content-Length over the limit is refused from the head alone, before any body byte is
 // sent, and the connection is closed.
 TEST_F(HttpServerTest, ContentLengthOverLimitIsRefusedBeforeTheBody) {

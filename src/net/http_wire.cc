@@ -208,6 +208,7 @@ void append_request_head(std::string& out, const RequestHead& head) {
     out.append(" HTTP/1.1\r\n");
     append_header(out, "Host", head.host);
     if (!head.authorization.empty()) append_header(out, "Authorization", head.authorization);
+    if (!head.client.empty()) append_header(out, "X-Narad-Client", head.client);
     bool carries_body = head.body_bytes > 0 || head.method == "POST" || head.method == "PUT" ||
                         head.method == "PATCH";
     if (carries_body) {

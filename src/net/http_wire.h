@@ -41,6 +41,7 @@ struct RequestHead {
     std::string_view content_type;
     size_t body_bytes = 0;
     const Headers* headers = nullptr;  // extra headers, or null
+    std::string_view client;           // the X-Narad-Client value, or empty for none
 };
 
 // Appends an HTTP/1.1 request line and headers. Content-Length (and Content-Type) are sent when

@@ -100,7 +100,8 @@ class Connection {
         head_.clear();
         wire::append_request_head(
             head_, {request.method, request.target, shared_.where, shared_.authorization,
-                    request.content_type, request.body.size(), nullptr});
+                    request.content_type, request.body.size(), nullptr,
+                    shared_.options.client.client_name});
         begin(shared_.options.client.request_timeout);
         std::array<asio::const_buffer, 2> buffers{asio::buffer(head_), asio::buffer(request.body)};
         asio::async_write(socket_, buffers, [this](beast::error_code ec, size_t) {

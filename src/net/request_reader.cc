@@ -117,6 +117,13 @@ RequestReader::Outcome RequestReader::put(std::string_view bytes, size_t& used) 
     }
 }
 
+bool RequestReader::limit_body(uint64_t bytes) {
+    auto& parser = *parser_->beast;
+    if (auto length = parser.content_length(); length && *length > bytes) return false;
+    parser.body_limit(bytes);
+    return true;
+}
+
 bool RequestReader::header_done() const { return parser_->beast->is_header_done(); }
 bool RequestReader::expects_continue() const { return parser_->beast->expects_continue(); }
 bool RequestReader::keep_alive() const { return parser_->beast->keep_alive(); }

@@ -35,6 +35,10 @@ class RequestReader {
     // Anything but need_more, head_done and done is final.
     Outcome put(std::string_view bytes, size_t& used);
 
+    // Once the head is done and before any of the body is read: lowers the body limit to
+    // `bytes`. False when the request's Content-Length is already over it.
+    bool limit_body(uint64_t bytes);
+
     bool header_done() const;
     // Whether the client waits for "100 Continue" before sending the body (valid once the head
     // is done).

@@ -33,9 +33,14 @@ class FunctionHandler final : public HttpHandler {
     std::optional<HttpResponse> screen(const HttpRequest& head) override {
         return screen_fn ? screen_fn(head) : std::nullopt;
     }
+    std::optional<uint64_t> body_limit(const HttpRequest& head) override {
+        return body_limit_fn ? body_limit_fn(head) : std::nullopt;
+    }
 
     // Set before the server starts; empty lets every request through.
     std::function<std::optional<HttpResponse>(const HttpRequest&)> screen_fn;
+    // Set before the server starts; empty keeps the server's body limit for every request.
+    std::function<std::optional<uint64_t>(const HttpRequest&)> body_limit_fn;
 
   private:
     Fn fn_;
