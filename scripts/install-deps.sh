@@ -8,7 +8,7 @@ packages=(
     build-essential cmake ccache clang-format clang-tidy git pkg-config
     # libraries (DESIGN.md "Decisions")
     libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libxxhash-dev libzstd-dev
-    libsimdjson-dev rapidjson-dev libsodium-dev
+    libsimdjson-dev rapidjson-dev libsodium-dev zlib1g-dev
     # the metastore: a local etcd member per node (DESIGN.md "Metastore")
     etcd-server
     # tests and micro-benchmarks

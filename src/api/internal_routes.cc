@@ -154,7 +154,7 @@ void register_internal_message_routes(Router& router, ApiContext& context) {
     router.add("POST", "/internal/v1/topics/{topic}/ack/batch",
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
                    handle_ack_batch(*c, std::move(r), p.get("topic"), Scope::local_only,
-                                    std::move(d));
+                                    std::move(d), std::nullopt);
                });
     router.add("GET", "/internal/v1/topics/{topic}/stats",
                [c](net::HttpRequest, const PathParams& p, net::Responder d) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/api.h"
+#include "api/params.h"
 
 namespace narad::api {
 
@@ -18,7 +19,9 @@ void handle_consume(ApiContext& context, net::HttpRequest request, const std::st
                     Scope scope, net::Responder respond);
 void handle_ack(ApiContext& context, net::HttpRequest request, const std::string& topic,
                 Scope scope, net::Responder respond);
+// The handles are in the body ({"receipt_handles":[...]}); `action` is the query's `extend`, or
+// nullopt to take it from the body (the node-to-node route and the `ack/batch` alias).
 void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::string& topic,
-                      Scope scope, net::Responder respond);
+                      Scope scope, net::Responder respond, std::optional<AckAction> action);
 
 }  // namespace narad::api

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api.h"
+#include "api/body_encoding.h"
 #include "api/message_handlers.h"
 #include "api/owner_routing.h"
 #include "api/params.h"
@@ -16,6 +17,7 @@
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "api/wire_json.h"
+#include "base/duration.h"
 #include "base/json_scan.h"
 #include "base/json_text.h"
 
@@ -77,7 +79,13 @@ void produce_batch(ApiContext& context, net::HttpRequest request, const PathPara
                    net::Responder respond) {
     respond = admitted(context, std::move(respond));
     if (!respond) return;
-    auto decoded = decode_produce_batch(request.body);
+    if (Status query = check_produce_batch_query(raw_query(request)); !query.is_ok()) {
+        return respond(error_response(query));
+    }
+    auto body = decode_body(request.header("content-encoding").value_or(""),
+                            std::move(request.body), kMaxBatchBodyBytes);
+    if (!body.is_ok()) return respond(error_response(body.status()));
+    auto decoded = decode_produce_batch(*body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     size_t count = decoded->size();
     context.produce.produce(
@@ -85,15 +93,22 @@ void produce_batch(ApiContext& context, net::HttpRequest request, const PathPara
         [respond = std::move(respond), count](Status status) {
             if (!status.is_ok()) return respond(domain_error_response(status, "produce"));
             respond(json_response(202, "{\"accepted\":" + std::to_string(count) + "}\n"));
-        });
+        },
+        wal::ProduceService::Shape::batch);
 }
 
-net::HttpResponse messages_response(const std::string& topic,
+// The most encoded bytes of messages one batch consume answers with (Narad 3.2): the first
+// message always goes; those after the one that would cross it are handed back at once.
+constexpr size_t kMaxConsumeReplyBytes = 8 << 20;
+
+net::HttpResponse messages_response(ApiContext& context, const std::string& topic,
                                     const std::vector<queue::Delivery>& messages, bool batch) {
     if (messages.empty()) return empty_response(204);
     std::string body;
     if (batch) body = "{\"messages\":[";
+    size_t sent = messages.size();
     for (size_t i = 0; i < messages.size(); ++i) {
+        size_t mark = body.size();
         if (i > 0) body += ',';
         const queue::Delivery& m = messages[i];
         std::string handle;
@@ -101,6 +116,18 @@ net::HttpResponse messages_response(const std::string& topic,
             handle = format_receipt_handle(ReceiptHandle{m.partition, m.offset, m.lease_id});
         }
         append_message_json(body, topic, m, handle);
+        if (batch && i > 0 && body.size() + 3 > kMaxConsumeReplyBytes) {
+            body.resize(mark);
+            sent = i;
+            break;
+        }
+    }
+    // Reserved for a response that does not carry them: the next consume takes them now rather
+    // than when their leases lapse.
+    for (size_t i = sent; i < messages.size(); ++i) {
+        const queue::Delivery& m = messages[i];
+        if (m.lease_id == 0) continue;
+        (void)context.consume.settle(topic, m.partition, m.offset, m.lease_id, queue::Settle::nack);
     }
     if (batch) body += "]}";
     body += '\n';
@@ -120,7 +147,7 @@ void replay(ApiContext& context, const std::string& topic, const ConsumeParams& 
         if (!*read) break;
         messages.push_back(std::move(**read));
     }
-    respond(messages_response(topic, messages, params.batch));
+    respond(messages_response(context, topic, messages, params.batch));
 }
 
 net::HttpResponse not_owner_response() { return error_response(421, "not the partition owner"); }
@@ -164,7 +191,7 @@ void scatter_consume(ApiContext& context, const std::string& topic, const Consum
             request.wait = wait;
             auto local = consume_now(context, std::move(request));
             if (!local.is_ok()) return domain_error_response(local.status(), "consume");
-            if (!local->empty()) return messages_response(topic, *local, params.batch);
+            if (!local->empty()) return messages_response(context, topic, *local, params.batch);
             meta::MetaSnapshot snapshot = context.store.snapshot();
             for (size_t i = 0; i < owners.size(); ++i) {
                 const NodeId& owner = owners[(start + i) % owners.size()];
@@ -214,6 +241,19 @@ queue::Settle to_settle(AckAction action) {
             break;
     }
     return queue::Settle::ack;
+}
+
+// The `extend` value that means `action`, as the node-to-node batch ack carries it.
+std::string extend_text(AckAction action) {
+    switch (action) {
+        case AckAction::extend:
+            return "true";
+        case AckAction::nack:
+            return "0";
+        case AckAction::ack:
+            break;
+    }
+    return "";
 }
 
 const char* settle_operation(AckAction action) {
@@ -317,6 +357,18 @@ void handle_consume(ApiContext& context, net::HttpRequest request, const std::st
     auto parsed = parse_consume_params(
         [&](std::string_view name) { return request.query_param(name); }, context.max_consume_wait);
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
+    if (parsed->wait_clamped && scope == Scope::public_port) {
+        // Narad tells a client its wait was cut to the node's ceiling, and to what.
+        respond = [respond = std::move(respond),
+                   used = format_duration(parsed->wait)](net::HttpResponse response) {
+            response.headers.emplace_back("X-Narad-Wait-Clamped", used);
+            respond(std::move(response));
+        };
+    }
+    // (A batch consume's X-Narad-Client header is the public router's check: api/router.h.)
+    if (parsed->batch && parsed->offset) {
+        return respond(error_response(400, "max does not combine with offset"));
+    }
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* record = snapshot->find_topic(topic);
     if (parsed->offset) {
@@ -356,15 +408,26 @@ void handle_consume(ApiContext& context, net::HttpRequest request, const std::st
     consume_request.wait = parsed->wait;
     bool batch = parsed->batch;
     context.consume.consume(
-        std::move(consume_request),
-        [respond = std::move(respond), topic, batch](Result<std::vector<queue::Delivery>> result) {
-            if (!result.is_ok()) return respond(domain_error_response(result.status(), "consume"));
-            respond(messages_response(topic, *result, batch));
+        std::move(consume_request), [&context, respond = std::move(respond), topic,
+                                     batch](Result<std::vector<queue::Delivery>> result) {
+            if (!result.is_ok()) {
+                return respond(domain_error_response(result.status(), "consume"));
+            }
+            respond(messages_response(context, topic, *result, batch));
         });
 }
 
 void handle_ack(ApiContext& context, net::HttpRequest request, const std::string& topic,
                 Scope scope, net::Responder respond) {
+    // Narad 3.1's batch ack: the same route, no receipt_handle parameter, the handles in the body
+    // and `extend` still a query parameter.
+    if (scope == Scope::public_port && !request.body.empty() &&
+        !request.query_param("receipt_handle")) {
+        auto action = parse_ack_extend(raw_query(request));
+        if (!action.is_ok()) return respond(error_response(action.status()));
+        return handle_ack_batch(context, std::move(request), topic, scope, std::move(respond),
+                                *action);
+    }
     auto parsed = parse_ack_params(raw_query(request));
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
     if (auto handle = parse_receipt_handle(parsed->receipt_handle)) {
@@ -389,11 +452,16 @@ void handle_ack(ApiContext& context, net::HttpRequest request, const std::string
 }
 
 void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::string& topic,
-                      Scope scope, net::Responder respond) {
+                      Scope scope, net::Responder respond, std::optional<AckAction> query_action) {
+    if (request.body.size() > kMaxAckBodyBytes) {
+        return respond(error_response(413, "request body too large"));
+    }
     auto decoded = decode_ack_batch(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
-    auto action = parse_extend(decoded->extend);
+    Result<AckAction> action =
+        query_action ? Result<AckAction>(*query_action) : parse_extend(decoded->extend);
     if (!action.is_ok()) return respond(error_response(action.status()));
+    decoded->extend = extend_text(*action);
     meta::MetaSnapshot snapshot = context.store.snapshot();
     if (snapshot->find_topic(topic) == nullptr) {
         return respond(error_response(404, "topic not found"));
@@ -458,7 +526,7 @@ void ack(ApiContext& context, net::HttpRequest request, const PathParams& path,
 void ack_batch(ApiContext& context, net::HttpRequest request, const PathParams& path,
                net::Responder respond) {
     handle_ack_batch(context, std::move(request), path.get("topic"), Scope::public_port,
-                     std::move(respond));
+                     std::move(respond), std::nullopt);
 }
 
 }  // namespace
@@ -469,10 +537,12 @@ void register_message_routes(Router& router, ApiContext& context) {
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
                    produce(*c, std::move(r), p, std::move(d));
                });
-    router.add("POST", "/v1/topics/{topic}/produce/batch",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   produce_batch(*c, std::move(r), p, std::move(d));
-               });
+    router.add(
+        "POST", "/v1/topics/{topic}/produce/batch",
+        [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+            produce_batch(*c, std::move(r), p, std::move(d));
+        },
+        kMaxBatchBodyBytes);
     router.add("GET", "/v1/topics/{topic}/consume",
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
                    consume(*c, std::move(r), p, std::move(d));

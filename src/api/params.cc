@@ -167,33 +167,56 @@ Result<AckAction> parse_extend(std::string_view value) {
                   "invalid extend: want \"true\" (renew lease) or \"0\" (release for redelivery)");
 }
 
-Result<AckParams> parse_ack_params(std::string_view raw_query) {
+namespace {
+
+// Walks an ack's query: the first receipt_handle and the first extend (Narad keeps the first).
+struct AckQuery {
     std::optional<std::string> handle;
     std::optional<std::string> extend;
     bool extend_invalid = false;
+};
+
+Result<AckQuery> scan_ack_query(std::string_view raw_query) {
+    AckQuery query;
     for (const Piece& piece : pieces(raw_query)) {
         NARAD_ASSIGN_OR_RETURN(std::string name,
                                decode_name(piece.name, "invalid receipt_handle: "));
-        if (name == "receipt_handle" && !handle) {
+        if (name == "receipt_handle" && !query.handle) {
             std::string bad;
             auto value = query_unescape(piece.value, &bad);
             if (!value) return escape_error("invalid receipt_handle: ", bad);
-            handle = std::move(*value);
-        } else if (name == "extend" && !extend) {
+            query.handle = std::move(*value);
+        } else if (name == "extend" && !query.extend) {
             auto value = piece.value.find_first_of("%+") == std::string_view::npos
                              ? std::optional<std::string>(std::string(piece.value))
                              : query_unescape(piece.value);
-            if (!value) extend_invalid = true;
-            extend = value.value_or("");
+            if (!value) query.extend_invalid = true;
+            query.extend = value.value_or("");
         }
     }
-    if (!handle || handle->empty())
+    return query;
+}
+
+Result<AckAction> ack_action(const AckQuery& query) {
+    if (query.extend_invalid) return parse_extend("invalid").status();
+    return parse_extend(query.extend.value_or(""));
+}
+
+}  // namespace
+
+Result<AckParams> parse_ack_params(std::string_view raw_query) {
+    NARAD_ASSIGN_OR_RETURN(AckQuery query, scan_ack_query(raw_query));
+    if (!query.handle || query.handle->empty())
         return Status(Errc::invalid_argument, "receipt_handle required");
     AckParams params;
-    params.receipt_handle = std::move(*handle);
-    if (extend_invalid) return parse_extend("invalid").status();
-    NARAD_ASSIGN_OR_RETURN(params.action, parse_extend(extend.value_or("")));
+    params.receipt_handle = std::move(*query.handle);
+    NARAD_ASSIGN_OR_RETURN(params.action, ack_action(query));
     return params;
+}
+
+Result<AckAction> parse_ack_extend(std::string_view raw_query) {
+    NARAD_ASSIGN_OR_RETURN(AckQuery query, scan_ack_query(raw_query));
+    return ack_action(query);
 }
 
 std::string format_receipt_handle(const ReceiptHandle& handle) {
@@ -256,6 +279,7 @@ Result<ConsumeParams> parse_consume_params(
         if (wait.count() < 0) wait = Millis(0);
         Millis ceiling = max_wait.count() == 0 ? Millis(30'000) : max_wait;
         params.wait = std::min(wait, ceiling);
+        params.wait_clamped = wait > ceiling;
     }
     if (auto value = first("max"); value && !value->empty()) {
         auto number = atoi(*value);

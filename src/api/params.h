@@ -45,6 +45,8 @@ struct AckParams {
     AckAction action = AckAction::ack;
 };
 Result<AckParams> parse_ack_params(std::string_view raw_query);
+// Only the `extend` of an ack's query (a batch ack's handles are in its body).
+Result<AckAction> parse_ack_extend(std::string_view raw_query);
 // The meaning of an `extend` value: "", "false" ack; "true", "1" extend; "0" nack.
 Result<AckAction> parse_extend(std::string_view value);
 
@@ -62,9 +64,10 @@ struct ConsumeParams {
     std::optional<uint64_t> offset;
     Millis wait{0};
     uint32_t max = 1;
-    bool batch = false;  // `max` was given: answer {"messages":[...]}
+    bool batch = false;         // `max` was given: answer {"messages":[...]}
+    bool wait_clamped = false;  // `wait` asked for more than the ceiling, which it got instead
 };
-inline constexpr uint32_t kMaxConsumeBatch = 1000;
+inline constexpr uint32_t kMaxConsumeBatch = 100;
 // `first` gives the first value of a parameter; `max_wait` clamps `wait` (0 means 30 s, as Narad).
 Result<ConsumeParams> parse_consume_params(
     const std::function<std::optional<std::string_view>(std::string_view)>& first, Millis max_wait);

@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "api/params.h"
 #include "base/json_scan.h"
 #include "base/json_text.h"
 
@@ -148,58 +149,104 @@ Status raw_type_error(std::string_view raw, const std::string& go_struct, const 
                go_struct + "." + field + " of type " + go_type);
 }
 
-// One message of a batch: its fields as raw text, validated and decoded.
-Result<wal::ProduceMessage> decode_batch_message(std::string_view item, size_t index) {
-    std::string where = "message " + std::to_string(index) + ": ";
-    auto fail = [&](const std::string& why) { return Status(Errc::invalid_argument, where + why); };
-    if (item.front() != '{') return fail("not an object");
+// Go's base64.StdEncoding error for `text`: the offset of the first byte it cannot take.
+std::string base64_error(std::string_view text) {
+    static constexpr std::string_view kAlphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t pos = 0;
+    while (pos < text.size() && kAlphabet.find(text[pos]) != std::string_view::npos) ++pos;
+    if (pos == text.size() || text[pos] == '=') {
+        // Bad padding or length: Go points at the start of the incomplete quantum.
+        pos = pos - pos % 4;
+    }
+    return "illegal base64 data at input byte " + std::to_string(pos);
+}
+
+Result<std::string> base64_field(std::string_view text, const char* what) {
+    auto decoded = base64_decode(text);
+    if (!decoded) return Status(Errc::invalid_argument, std::string(what) + base64_error(text));
+    return std::move(*decoded);
+}
+
+// One message of a batch: its fields as raw text, validated and decoded. Errors carry no index;
+// the caller adds it.
+Result<wal::ProduceMessage> decode_batch_message(std::string_view item) {
+    const std::string go = "produceBatchRequest";
+    if (item.front() != '{') {
+        return raw_type_error(item, go, "messages", "handlers.produceBatchMessage");
+    }
     auto members = json_scan::object_members(item);
-    if (!members) return fail("not an object");
+    if (!members) return raw_type_error(item, go, "messages", "handlers.produceBatchMessage");
     // Go's decoder lets the last of duplicate keys win.
     std::map<std::string, std::string_view> fields;
     for (const auto& [name, raw] : *members) {
-        if (name != "key" && name != "partition" && name != "payload" && name != "payload_base64") {
+        if (name != "key" && name != "key_encoding" && name != "partition" && name != "payload" &&
+            name != "payload_encoding") {
             return unknown_field(name);
         }
         fields[name] = raw;
     }
-    wal::ProduceMessage message;
-    if (auto key = fields.find("key"); key != fields.end()) {
-        auto text = json_scan::decode_string(key->second);
-        if (!text) return fail("key must be a string");
-        message.key = std::move(*text);
-    }
-    if (auto partition = fields.find("partition"); partition != fields.end()) {
-        std::string_view raw = partition->second;
-        int64_t value = -1;
+    // A string field; null leaves it empty, as Go does.
+    auto text = [&](const char* name) -> Result<std::string> {
+        auto it = fields.find(name);
+        if (it == fields.end() || it->second == "null") return std::string();
+        auto value = json_scan::decode_string(it->second);
+        if (!value)
+            return raw_type_error(it->second, go, std::string("messages.") + name, "string");
+        return std::move(*value);
+    };
+    NARAD_ASSIGN_OR_RETURN(std::string key, text("key"));
+    NARAD_ASSIGN_OR_RETURN(std::string key_encoding, text("key_encoding"));
+    NARAD_ASSIGN_OR_RETURN(std::string payload_encoding, text("payload_encoding"));
+    std::optional<int64_t> partition;
+    if (auto it = fields.find("partition"); it != fields.end() && it->second != "null") {
+        std::string_view raw = it->second;
+        int64_t value = 0;
         auto [end, error] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
-        if (error != std::errc() || end != raw.data() + raw.size() || value < 0 ||
-            value > UINT32_MAX) {
-            return fail("invalid partition: must be an integer >= 0");
+        if (error != std::errc() || end != raw.data() + raw.size()) {
+            return raw_type_error(raw, go, "messages.partition", "int");
         }
-        message.partition = static_cast<uint32_t>(value);
+        partition = value;
     }
-    auto payload = fields.find("payload");
-    auto base64 = fields.find("payload_base64");
-    if (payload != fields.end() && base64 != fields.end()) {
-        return fail("give either payload or payload_base64, not both");
+
+    wal::ProduceMessage message;
+    if (key_encoding == "base64") {
+        NARAD_ASSIGN_OR_RETURN(key, base64_field(key, "invalid key: "));
+    } else if (!key_encoding.empty()) {
+        return Status(Errc::invalid_argument, R"(invalid key_encoding: want "base64" or none)");
     }
-    if (payload != fields.end()) {
-        std::string_view raw = payload->second;
-        if (raw.front() == '"') {
-            message.value = json_scan::decode_string(raw).value_or("");  // a JSON string is text
-        } else if (json_scan::nests_deeper_than(raw, json_scan::kPayloadMaxDepth)) {
-            return fail(too_deep("payload").message());
-        } else {
-            message.value = std::string(raw);  // any other value is kept exactly as written
+    if (!key.empty()) message.key = std::move(key);  // an empty key is no key
+
+    std::string_view raw_payload;
+    if (auto it = fields.find("payload"); it != fields.end()) raw_payload = it->second;
+    if (payload_encoding == "base64") {
+        auto encoded = json_scan::decode_string(raw_payload);
+        if (!encoded) {
+            return Status(Errc::invalid_argument,
+                          "invalid payload: a base64 payload must be a JSON string");
         }
-    } else if (base64 != fields.end()) {
-        auto text = json_scan::decode_string(base64->second);
-        std::optional<std::string> decoded = text ? base64_decode(*text) : std::nullopt;
-        if (!decoded) return fail("payload_base64 is not valid base64");
-        message.value = std::move(*decoded);
+        NARAD_ASSIGN_OR_RETURN(message.value, base64_field(*encoded, "invalid payload: "));
+    } else if (!payload_encoding.empty()) {
+        return Status(Errc::invalid_argument, R"(invalid payload_encoding: want "base64" or none)");
+    } else if (json_scan::nests_deeper_than(raw_payload, json_scan::kPayloadMaxDepth)) {
+        return too_deep("payload");
+    } else {
+        // Stored exactly as written: the consume path hands a JSON value back verbatim, so
+        // "42" stays a string and 42 a number.
+        message.value = std::string(raw_payload);
     }
-    if (message.value.empty()) return fail("message required");
+    if (message.value.empty()) return Status(Errc::invalid_argument, "message required");
+    if (message.value.size() > kMaxMessageBytes) {
+        return Status(Errc::payload_too_large, "message too large");
+    }
+    if (partition) {
+        if (*partition < 0)
+            return Status(Errc::invalid_argument, "invalid partition: must be >= 0");
+        if (*partition > UINT32_MAX) {
+            return Status(Errc::invalid_argument, "invalid argument: partition out of range");
+        }
+        message.partition = static_cast<uint32_t>(*partition);
+    }
     return message;
 }
 
@@ -266,7 +313,7 @@ Result<meta::UpdateTopicRequest> decode_update_topic(std::string_view body) {
 }
 
 // Decoded from raw slices of the body, never from a parsed DOM: a JSON payload is stored exactly
-// as the client wrote it, and its depth is checked before anything could walk it recursively.
+// as the client wrote it, and the body's depth is checked before anything could walk it.
 Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view body) {
     if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return bad("EOF");
     json_scan::Scan scan = json_scan::scan_document(body, json_scan::kGoMaxDepth);
@@ -284,24 +331,49 @@ Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view b
         if (key != "messages") return unknown_field(key);
         list = raw;
     }
-    std::vector<wal::ProduceMessage> messages;
+    std::vector<std::string_view> items;
     if (list && *list != "null") {
-        auto items = json_scan::array_elements(*list);
-        if (!items) return raw_type_error(*list, "produceBatchRequest", "messages", "[]message");
-        if (items->size() > kMaxBatchMessages) {
+        // At most one element past the bound is looked at, however many the body holds.
+        auto elements = json_scan::array_elements(*list, json_scan::kGoMaxDepth, kMaxProduceBatch);
+        if (!elements) return raw_type_error(*list, "produceBatchRequest", "messages", "[]message");
+        items = std::move(*elements);
+    }
+    if (items.empty()) return Status(Errc::invalid_argument, "messages required");
+    if (items.size() > kMaxProduceBatch) {
+        return Status(Errc::invalid_argument, "too many messages: more than " +
+                                                  std::to_string(kMaxProduceBatch) + " (max " +
+                                                  std::to_string(kMaxProduceBatch) + ")");
+    }
+    std::vector<wal::ProduceMessage> messages;
+    messages.reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+        auto message = decode_batch_message(items[i]);
+        if (!message.is_ok()) {
+            const Status& error = message.status();
+            // A body-level decode failure (a wrong type, an unknown field) is Go's whole-body
+            // error; a message's own check is reported with its index.
+            if (error.message().starts_with("invalid json: ")) return error;
+            return Status(error.code(), "message " + std::to_string(i) + ": " + error.message());
+        }
+        messages.push_back(std::move(*message));
+    }
+    return messages;
+}
+
+Status check_produce_batch_query(std::string_view raw_query) {
+    while (!raw_query.empty()) {
+        size_t amp = raw_query.find('&');
+        std::string_view part = raw_query.substr(0, amp);
+        raw_query = amp == std::string_view::npos ? std::string_view() : raw_query.substr(amp + 1);
+        std::string_view name_raw = part.substr(0, part.find('='));
+        std::string name = query_unescape(name_raw).value_or(std::string(name_raw));
+        if (name == "key" || name == "partition") {
             return Status(
                 Errc::invalid_argument,
-                "a batch holds at most " + std::to_string(kMaxBatchMessages) + " messages");
-        }
-        messages.reserve(items->size());
-        for (size_t i = 0; i < items->size(); ++i) {
-            NARAD_ASSIGN_OR_RETURN(wal::ProduceMessage message,
-                                   decode_batch_message((*items)[i], i));
-            messages.push_back(std::move(message));
+                name + " is set per message in a batch produce, not as a query parameter");
         }
     }
-    if (messages.empty()) return Status(Errc::invalid_argument, "messages required");
-    return messages;
+    return Status::ok();
 }
 
 Result<AckBatchRequest> decode_ack_batch(std::string_view body) {
@@ -311,10 +383,10 @@ Result<AckBatchRequest> decode_ack_batch(std::string_view body) {
     for (const auto& [key, value] : document.items()) {
         if (key == "receipt_handles") {
             if (!value.is_array()) return type_error(value, "ackBatchRequest", key, "[]string");
-            if (value.size() > kMaxBatchMessages) {
-                return Status(Errc::invalid_argument, "a batch holds at most " +
-                                                          std::to_string(kMaxBatchMessages) +
-                                                          " receipt handles");
+            if (value.size() > kMaxAckBatch) {
+                return Status(Errc::invalid_argument, "too many receipt_handles: more than " +
+                                                          std::to_string(kMaxAckBatch) + " (max " +
+                                                          std::to_string(kMaxAckBatch) + ")");
             }
             for (const auto& handle : value) {
                 if (!handle.is_string()) {

@@ -15,14 +15,30 @@ namespace narad::api {
 Result<meta::CreateTopicRequest> decode_create_topic(std::string_view body);
 Result<meta::UpdateTopicRequest> decode_update_topic(std::string_view body);
 
-inline constexpr size_t kMaxBatchMessages = 10'000;
-// {"messages":[{"key"?,"partition"?,"payload" | "payload_base64"}]}
+// Narad 3.2's batch produce bounds: messages per batch, bytes per message (a single produce's
+// body cap) and bytes per (decoded) body.
+inline constexpr size_t kMaxProduceBatch = 1000;
+inline constexpr size_t kMaxMessageBytes = 1 << 20;
+inline constexpr uint64_t kMaxBatchBodyBytes = 16ull << 20;
+// The most receipt handles one batch ack settles, and its body cap.
+inline constexpr size_t kMaxAckBatch = 100;
+inline constexpr uint64_t kMaxAckBodyBytes = 64 * 1024;
+
+// {"messages":[{"key"?,"key_encoding"?,"payload","payload_encoding"?,"partition"?}]}, checked as
+// Narad does: the body's shape, then every message's format (encodings, empty payload, negative
+// partition, size) with "message <i>: " before its error; the schema and partition range are the
+// produce service's, after. A payload is kept byte for byte as written (a JSON string with its
+// quotes), or decoded from base64 with "payload_encoding":"base64"; likewise a key.
 Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view body);
+// Refuses the single produce's `key` and `partition` query parameters on the batch route.
+Status check_produce_batch_query(std::string_view raw_query);
 
 struct AckBatchRequest {
     std::vector<std::string> receipt_handles;
     std::string extend;  // as the `extend` query parameter of a single ack
 };
+// {"receipt_handles":[...], "extend"?}: 1 to kMaxAckBatch handles. Narad's batch ack takes
+// `extend` as a query parameter; the body's `extend` serves the node-to-node route.
 Result<AckBatchRequest> decode_ack_batch(std::string_view body);
 
 }  // namespace narad::api

@@ -39,24 +39,81 @@ TEST(RequestJsonTest, UpdateRefusesVisibility) {
     EXPECT_EQ(update.partitions, 5);
 }
 
-// Rule: batch produce takes a JSON payload or base64 bytes, one per message, never both.
+// Rule: batch produce takes each payload as a JSON value or as base64 bytes, each key as text or
+// base64, and an optional partition, as Narad 3.2.
 TEST(RequestJsonTest, ProduceBatch) {
     auto messages =
         decode_produce_batch(R"({"messages":[{"payload":{"a":1}},{"payload":"text","key":"k"},)"
-                             R"({"payload_base64":"AAE=","partition":2}]})")
+                             R"({"payload":"AAE=","payload_encoding":"base64","partition":2},)"
+                             R"({"payload":1,"key":"/w==","key_encoding":"base64"},)"
+                             R"({"payload":2,"key":""}]})")
             .value();
-    ASSERT_EQ(messages.size(), 3u);
+    ASSERT_EQ(messages.size(), 5u);
     EXPECT_EQ(messages[0].value, R"({"a":1})");
-    EXPECT_EQ(messages[1].value, "text");
+    EXPECT_FALSE(messages[0].key.has_value());
+    EXPECT_EQ(messages[1].value, R"("text")");
     EXPECT_EQ(messages[1].key, "k");
     EXPECT_EQ(messages[2].value, std::string("\x00\x01", 2));
     EXPECT_EQ(messages[2].partition, 2u);
-    EXPECT_FALSE(decode_produce_batch(R"({"messages":[]})").is_ok());
-    EXPECT_FALSE(
-        decode_produce_batch(R"({"messages":[{"payload":"a","payload_base64":"YQ=="}]})").is_ok());
-    EXPECT_FALSE(decode_produce_batch(R"({"messages":[{"payload":""}]})").is_ok());
-    EXPECT_FALSE(decode_produce_batch(R"({"messages":[{"payload_base64":"@@"}]})").is_ok());
-    EXPECT_FALSE(decode_produce_batch(R"({"messages":[{"partition":-1,"payload":1}]})").is_ok());
+    EXPECT_EQ(messages[3].key, std::string("\xff"));
+    EXPECT_FALSE(messages[4].key.has_value());  // an empty key is no key
+}
+
+// Rule: each refusal names its message and says what is wrong, with Narad's texts and statuses.
+TEST(RequestJsonTest, ProduceBatchRefusals) {
+    auto error = [](std::string_view body) { return decode_produce_batch(body).status(); };
+    EXPECT_EQ(error(R"({"messages":[]})").message(), "messages required");
+    EXPECT_EQ(error(R"({"messages":null})").message(), "messages required");
+    EXPECT_EQ(error(R"({"messages":[{"payload":1},{}]})").message(), "message 1: message required");
+    EXPECT_EQ(error(R"({"messages":[{"payload":1,"payload_encoding":"hex"}]})").message(),
+              R"(message 0: invalid payload_encoding: want "base64" or none)");
+    EXPECT_EQ(error(R"({"messages":[{"payload":1,"key":"a","key_encoding":"x"}]})").message(),
+              R"(message 0: invalid key_encoding: want "base64" or none)");
+    EXPECT_EQ(error(R"({"messages":[{"payload":1,"payload_encoding":"base64"}]})").message(),
+              "message 0: invalid payload: a base64 payload must be a JSON string");
+    EXPECT_EQ(error(R"({"messages":[{"payload":"@@@@","payload_encoding":"base64"}]})").message(),
+              "message 0: invalid payload: illegal base64 data at input byte 0");
+    EXPECT_EQ(
+        error(R"({"messages":[{"payload":1,"key":"a!==","key_encoding":"base64"}]})").message(),
+        "message 0: invalid key: illegal base64 data at input byte 1");
+    EXPECT_EQ(error(R"({"messages":[{"payload":1,"partition":-1}]})").message(),
+              "message 0: invalid partition: must be >= 0");
+    EXPECT_EQ(error(R"({"messages":[{"payload":1,"payload_base64":"YQ=="}]})").message(),
+              "invalid json: json: unknown field \"payload_base64\"");
+    EXPECT_EQ(error(R"({"messages":[{"payload":1,"key":5}]})").message(),
+              "invalid json: json: cannot unmarshal number 5 into Go struct field "
+              "produceBatchRequest.messages.key of type string");
+    // One message over 1 MiB is the single produce's 413, with its index.
+    std::string big = R"({"messages":[{"payload":1},{"payload":")" +
+                      std::string(kMaxMessageBytes, 'y') + R"("}]})";
+    Status too_large = error(big);
+    EXPECT_EQ(too_large.code(), Errc::payload_too_large);
+    EXPECT_EQ(too_large.message(), "message 1: message too large");
+}
+
+// Rule: 1,000 messages make a batch; the 1,001st is refused, and the decoder never looks past
+// it, however many elements the body holds.
+TEST(RequestJsonTest, ProduceBatchTakesAThousandMessages) {
+    auto batch = [](size_t n) {
+        std::string out = R"({"messages":[)";
+        for (size_t i = 0; i < n; ++i) out += i == 0 ? R"({"payload":1})" : R"(,{"payload":1})";
+        return out + "]}";
+    };
+    EXPECT_EQ(decode_produce_batch(batch(1000)).value().size(), 1000u);
+    EXPECT_EQ(decode_produce_batch(batch(1001)).status().message(),
+              "too many messages: more than 1000 (max 1000)");
+    EXPECT_EQ(decode_produce_batch(batch(200'000)).status().message(),
+              "too many messages: more than 1000 (max 1000)");
+}
+
+// Rule: the single produce's key and partition parameters are refused on the batch route.
+TEST(RequestJsonTest, ProduceBatchQuery) {
+    EXPECT_TRUE(check_produce_batch_query("").is_ok());
+    EXPECT_TRUE(check_produce_batch_query("wait=1s&x").is_ok());
+    EXPECT_EQ(check_produce_batch_query("a=1&key=k").message(),
+              "key is set per message in a batch produce, not as a query parameter");
+    EXPECT_EQ(check_produce_batch_query("%70artition=1").message(),
+              "partition is set per message in a batch produce, not as a query parameter");
 }
 
 std::string nested_arrays(size_t levels) {
@@ -64,7 +121,7 @@ std::string nested_arrays(size_t levels) {
 }
 
 // Rule: a JSON payload is kept exactly as the client wrote it (spacing, key order, number
-// spelling); a JSON string is its text; of duplicate fields the last one counts, as in Go.
+// spelling, a string's quotes); of duplicate fields the last one counts, as in Go.
 TEST(RequestJsonTest, ProduceBatchKeepsPayloadsAsWritten) {
     auto messages =
         decode_produce_batch(R"({"messages":[{"payload": { "b" : 1.50, "a":[ 2 ] } },)"
@@ -72,9 +129,9 @@ TEST(RequestJsonTest, ProduceBatchKeepsPayloadsAsWritten) {
             .value();
     ASSERT_EQ(messages.size(), 4u);
     EXPECT_EQ(messages[0].value, R"({ "b" : 1.50, "a":[ 2 ] })");
-    EXPECT_EQ(messages[1].value, "42");
+    EXPECT_EQ(messages[1].value, R"("42")");  // a JSON string keeps its quotes
     EXPECT_EQ(messages[2].value, "42");
-    EXPECT_EQ(messages[3].value, "last");
+    EXPECT_EQ(messages[3].value, R"("last")");
 }
 
 // Rule (regression: a 600 KB batch of 300,000 nested arrays killed the node): a payload nested
@@ -119,7 +176,7 @@ std::string random_batch(std::mt19937_64& rng) {
         if (rng() % 3 == 0) out += R"("key":"k",)";
         if (rng() % 4 == 0) out += R"("partition":)" + std::to_string(rng() % 3) + ",";
         if (rng() % 5 == 0) {
-            out += R"("payload_base64":"AAE=")";
+            out += R"("payload":"AAE=","payload_encoding":"base64")";
         } else {
             out += R"("payload":)";
             out += rng() % 6 == 0 ? std::string(250 + rng() % 10, '[') + std::string(260, ']')
@@ -152,7 +209,9 @@ TEST(RequestJsonTest, FuzzProduceBatch) {
         auto decoded = decode_produce_batch(body);
         ++runs;
         if (!decoded.is_ok()) {
-            ASSERT_EQ(decoded.code(), Errc::invalid_argument) << body;
+            ASSERT_TRUE(decoded.code() == Errc::invalid_argument ||
+                        decoded.code() == Errc::payload_too_large)
+                << body;
             continue;
         }
         ++accepted;
@@ -165,13 +224,18 @@ TEST(RequestJsonTest, FuzzProduceBatch) {
     EXPECT_GT(accepted, 100u);
 }
 
-// Rule: batch ack takes handles and an optional extend.
+// Rule: batch ack takes 1 to 100 handles and an optional extend.
 TEST(RequestJsonTest, AckBatch) {
     auto request = decode_ack_batch(R"({"receipt_handles":["0:1:2"],"extend":"0"})").value();
     EXPECT_EQ(request.receipt_handles.size(), 1u);
     EXPECT_EQ(request.extend, "0");
-    EXPECT_FALSE(decode_ack_batch(R"({"receipt_handles":[]})").is_ok());
+    EXPECT_EQ(decode_ack_batch(R"({"receipt_handles":[]})").status().message(),
+              "receipt_handles required");
     EXPECT_FALSE(decode_ack_batch(R"({"receipt_handles":[1]})").is_ok());
+    std::string hundred_one = R"({"receipt_handles":[)";
+    for (int i = 0; i < 101; ++i) hundred_one += i == 0 ? R"("0:1:1")" : R"(,"0:1:1")";
+    EXPECT_EQ(decode_ack_batch(hundred_one + "]}").status().message(),
+              "too many receipt_handles: more than 100 (max 100)");
 }
 
 }  // namespace

@@ -104,10 +104,58 @@ const std::string& PathParams::get(std::string_view name) const {
     return kEmpty;
 }
 
-Router::Router(Clock& clock) : clock_(clock) {}
+Router::Router(Clock& clock, ContentTypeGuard guard) : clock_(clock), guard_(guard) {}
 
-void Router::add(std::string method, std::string pattern, RouteHandler handler) {
-    Route route{std::move(method), std::move(pattern), {}, std::move(handler)};
+namespace {
+
+std::string media_type(std::string_view header) {
+    std::string_view type = header.substr(0, header.find(';'));
+    while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+    while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
+    std::string media(type);
+    for (char& c : media) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return media;
+}
+
+bool has_client_header(const net::HttpRequest& request) {
+    auto client = request.header("x-narad-client");
+    return client && !client->empty();
+}
+
+// Whether the raw query has a non-empty `max` (its name percent-decoded, as the handler reads it).
+bool asks_for_batch(const net::HttpRequest& request) {
+    for (const auto& [name, value] : request.query) {
+        if (name == "max" && !value.empty()) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::optional<net::HttpResponse> Router::cross_site_refusal(const net::HttpRequest& request) {
+    if (guard_ == ContentTypeGuard::off || has_client_header(request)) return std::nullopt;
+    const std::string& method = request.method;
+    if (method == "POST" || method == "PUT" || method == "PATCH") {
+        std::string media = media_type(request.header("content-type").value_or(""));
+        if (media == "application/json" || media == "application/octet-stream") return std::nullopt;
+        return error_response(415,
+                              "state-changing requests must send Content-Type: application/json "
+                              "or application/octet-stream, or an X-Narad-Client header");
+    }
+    if ((method == "GET" || method == "HEAD") && request.path.ends_with("/consume") &&
+        asks_for_batch(request)) {
+        return error_response(
+            400,
+            "a batch consume (max) must send an X-Narad-Client header: it reserves messages, and "
+            "the header keeps a page on another origin from doing that with a browser's cached "
+            "credentials");
+    }
+    return std::nullopt;
+}
+
+void Router::add(std::string method, std::string pattern, RouteHandler handler,
+                 uint64_t body_limit_bytes) {
+    Route route{std::move(method), std::move(pattern), {}, std::move(handler), body_limit_bytes};
     for (auto segment : split_path(route.pattern)) route.segments.emplace_back(segment);
     routes_.push_back(std::move(route));
 }
@@ -126,6 +174,19 @@ bool Router::match(const Route& route, const std::vector<std::string_view>& segm
         }
     }
     return true;
+}
+
+std::optional<uint64_t> Router::body_limit(const net::HttpRequest& head) {
+    // The head's path is still raw here; only literal segments can tell routes apart, and those
+    // never need decoding.
+    std::string_view target = head.target;
+    std::vector<std::string_view> segments = split_path(target.substr(0, target.find('?')));
+    PathParams params;
+    for (const Route& route : routes_) {
+        if (route.body_limit_bytes == 0 || route.method != head.method) continue;
+        if (match(route, segments, params)) return route.body_limit_bytes;
+    }
+    return std::nullopt;
 }
 
 void Router::handle(net::HttpRequest request, net::Responder respond) {
@@ -149,6 +210,7 @@ void Router::handle(net::HttpRequest request, net::Responder respond) {
         redirect.headers.emplace_back("location", cleaned);
         return finish("unmatched", std::move(redirect));
     }
+    if (auto refusal = cross_site_refusal(request)) return finish("unmatched", *refusal);
     std::vector<std::string_view> segments = split_path(request.path);
     std::string lookup_method = request.method == "HEAD" ? "GET" : request.method;
     PathParams params;

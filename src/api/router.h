@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,22 @@ struct PathParams {
 using RouteHandler =
     std::function<void(net::HttpRequest request, const PathParams& params, net::Responder respond)>;
 
+// The public port's guard against cross-site requests, as Narad's: unless a request carries a
+// non-empty X-Narad-Client header (which a page on another origin cannot set without the browser
+// asking first), a POST, PUT or PATCH must be application/json or application/octet-stream (else
+// 415, body or not), and a batch consume (GET with `max`) is refused 400. The cluster port has no
+// browsers to fear and runs without it.
+enum class ContentTypeGuard { off, on };
+
 class Router final : public net::HttpHandler {
   public:
-    explicit Router(Clock& clock);
+    explicit Router(Clock& clock, ContentTypeGuard guard = ContentTypeGuard::off);
 
-    void add(std::string method, std::string pattern, RouteHandler handler);
+    // `body_limit_bytes` (0: the server's) is the largest body the route takes.
+    void add(std::string method, std::string pattern, RouteHandler handler,
+             uint64_t body_limit_bytes = 0);
     void handle(net::HttpRequest request, net::Responder respond) override;
+    std::optional<uint64_t> body_limit(const net::HttpRequest& head) override;
 
   private:
     struct Route {
@@ -37,11 +48,15 @@ class Router final : public net::HttpHandler {
         std::string pattern;
         std::vector<std::string> segments;
         RouteHandler handler;
+        uint64_t body_limit_bytes = 0;
     };
     static bool match(const Route& route, const std::vector<std::string_view>& segments,
                       PathParams& params);
+    // The guard's answer to a request it refuses (see ContentTypeGuard).
+    std::optional<net::HttpResponse> cross_site_refusal(const net::HttpRequest& request);
 
     Clock& clock_;
+    ContentTypeGuard guard_;
     std::vector<Route> routes_;
 };
 

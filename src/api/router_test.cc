@@ -67,5 +67,85 @@ TEST_F(RouterTest, HeadAndCleanPaths) {
     EXPECT_EQ(header(redirect, "location"), "/v1/topics/orders");
 }
 
+net::HttpResponse call_with(Router& router, std::string method, std::string target,
+                            net::Headers headers) {
+    net::HttpRequest request;
+    request.method = std::move(method);
+    request.target = target;
+    request.path = target.substr(0, target.find('?'));
+    EXPECT_TRUE(net::parse_target(request.target, request.path, request.query));
+    request.headers = std::move(headers);
+    net::HttpResponse out;
+    router.handle(std::move(request), [&](net::HttpResponse r) { out = std::move(r); });
+    return out;
+}
+
+// Rule (Narad's cross-site guard): a POST, PUT or PATCH needs application/json or
+// application/octet-stream (parameters allowed) or a non-empty X-Narad-Client header, else 415,
+// body or not, and before routing (so before a 405); a batch consume needs the header, else 400;
+// other methods and a single consume pass. Without the guard (the cluster port) all pass.
+TEST(RouterGuardTest, CrossSiteRequestsAreRefused) {
+    FakeClock clock;
+    Router guarded(clock, ContentTypeGuard::on);
+    Router open(clock);
+    auto ok = [](net::HttpRequest, const PathParams&, net::Responder respond) {
+        respond(net::HttpResponse{});
+    };
+    for (Router* router : {&guarded, &open}) {
+        router->add("POST", "/v1/topics", ok);
+        router->add("GET", "/v1/topics/{topic}/consume", ok);
+        router->add("DELETE", "/v1/topics/{topic}", ok);
+    }
+    auto status = [&](Router& router, const char* method, const char* target,
+                      net::Headers headers) {
+        return call_with(router, method, target, std::move(headers)).status;
+    };
+    EXPECT_EQ(status(guarded, "POST", "/v1/topics", {}), 415);
+    EXPECT_EQ(status(guarded, "POST", "/v1/topics", {{"content-type", "text/plain"}}), 415);
+    EXPECT_EQ(status(guarded, "POST", "/v1/topics",
+                     {{"content-type", "application/x-www-form-urlencoded"}}),
+              415);
+    EXPECT_EQ(status(guarded, "POST", "/v1/topics", {{"content-type", "application/x-ndjson"}}),
+              415);
+    EXPECT_EQ(status(guarded, "POST", "/v1/topics", {{"x-narad-client", ""}}), 415);
+    EXPECT_EQ(status(guarded, "PATCH", "/v1/topics", {}), 415);  // 415 before 405
+    EXPECT_EQ(status(guarded, "POST", "/v1/topics",
+                     {{"content-type", "Application/JSON; charset=utf-8"}}),
+              200);
+    EXPECT_EQ(status(guarded, "POST", "/v1/topics", {{"content-type", "application/octet-stream"}}),
+              200);
+    EXPECT_EQ(status(guarded, "POST", "/v1/topics",
+                     {{"content-type", "text/plain"}, {"x-narad-client", "sdk"}}),
+              200);
+    EXPECT_EQ(status(guarded, "DELETE", "/v1/topics/t", {}), 200);
+    auto batch = call_with(guarded, "GET", "/v1/topics/t/consume?max=5", {});
+    EXPECT_EQ(batch.status, 400);
+    EXPECT_NE(batch.body.find("must send an X-Narad-Client header"), std::string::npos);
+    EXPECT_EQ(status(guarded, "GET", "/v1/topics/t/consume?%6Dax=5", {}), 400);
+    EXPECT_EQ(status(guarded, "GET", "/v1/topics/t/consume?max=5", {{"x-narad-client", "c"}}), 200);
+    EXPECT_EQ(status(guarded, "GET", "/v1/topics/t/consume?max=", {}), 200);
+    EXPECT_EQ(status(guarded, "GET", "/v1/topics/t/consume", {}), 200);
+    EXPECT_EQ(status(open, "POST", "/v1/topics", {}), 200);
+    EXPECT_EQ(status(open, "GET", "/v1/topics/t/consume?max=5", {}), 200);
+}
+
+// Rule: a route's own body limit is found from the raw head, by method and literal segments.
+TEST(RouterGuardTest, RouteBodyLimitFromTheHead) {
+    FakeClock clock;
+    Router router(clock);
+    auto ok = [](net::HttpRequest, const PathParams&, net::Responder) {};
+    router.add("POST", "/v1/topics/{topic}/produce", ok);
+    router.add("POST", "/v1/topics/{topic}/produce/batch", ok, 16u << 20);
+    net::HttpRequest head;
+    head.method = "POST";
+    head.target = "/v1/topics/a%2Fb/produce/batch?x=1";
+    EXPECT_EQ(router.body_limit(head), std::optional<uint64_t>(16u << 20));
+    head.target = "/v1/topics/a/produce";
+    EXPECT_EQ(router.body_limit(head), std::nullopt);
+    head.method = "GET";
+    head.target = "/v1/topics/a/produce/batch";
+    EXPECT_EQ(router.body_limit(head), std::nullopt);
+}
+
 }  // namespace
 }  // namespace narad::api

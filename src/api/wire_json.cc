@@ -96,8 +96,15 @@ void append_message_json(std::string& out, std::string_view topic, const queue::
     out += ",\"offset\":";
     out += std::to_string(message.offset.value());
     if (!message.key.empty()) {
+        // A key that is not UTF-8 goes as base64, marked as a payload is.
         out += ",\"key\":";
-        append_json_string(out, message.key, HtmlEscape::no);
+        if (is_valid_utf8(message.key)) {
+            append_json_string(out, message.key, HtmlEscape::no);
+        } else {
+            out += '"';
+            out += base64_encode(message.key);
+            out += "\",\"key_encoding\":\"base64\"";
+        }
     }
     out += ",\"payload\":";
     // Payloads come back as produced: JSON verbatim, other UTF-8 text as a string, and anything

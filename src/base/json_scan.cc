@@ -248,13 +248,13 @@ std::optional<RawMembers> object_members(std::string_view text, uint32_t max_dep
 }
 
 std::optional<std::vector<std::string_view>> array_elements(std::string_view text,
-                                                            uint32_t max_depth) {
+                                                            uint32_t max_depth, size_t limit) {
     if (scan_document(text, max_depth).outcome != Outcome::ok) return std::nullopt;
     size_t pos = skip_space(text, 0);
     if (text[pos] != '[') return std::nullopt;
     std::vector<std::string_view> elements;
     pos = skip_space(text, pos + 1);
-    while (text[pos] != ']') {
+    while (text[pos] != ']' && elements.size() <= limit) {
         const size_t end = scan_value(text, pos, max_depth).end;
         elements.push_back(text.substr(pos, end - pos));
         pos = skip_space(text, end);

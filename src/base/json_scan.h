@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,9 +69,11 @@ using RawMembers = std::vector<std::pair<std::string, std::string_view>>;
 std::optional<RawMembers> object_members(std::string_view text, uint32_t max_depth = kGoMaxDepth);
 
 // The elements of a top-level array, each as its raw text; nullopt if `text` is not one valid
-// array no deeper than `max_depth`.
-std::optional<std::vector<std::string_view>> array_elements(std::string_view text,
-                                                            uint32_t max_depth = kGoMaxDepth);
+// array no deeper than `max_depth`. Stops after `limit` + 1 elements (so a caller can tell "over
+// the limit" without holding every element of a huge array).
+std::optional<std::vector<std::string_view>> array_elements(
+    std::string_view text, uint32_t max_depth = kGoMaxDepth,
+    size_t limit = std::numeric_limits<size_t>::max() - 1);
 
 // The raw text of the last member named `name` (Go's decoder lets the last duplicate win).
 std::optional<std::string_view> find_member(const RawMembers& members, std::string_view name);

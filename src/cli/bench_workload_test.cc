@@ -38,6 +38,7 @@ TEST(BenchRequests, BatchProduceBody) {
 TEST(BenchRequests, ConsumeTargetsAndDeliveries) {
     EXPECT_EQ(consume_target("t", 1, "2s"), "/v1/topics/t/consume?wait=2s");
     EXPECT_EQ(consume_target("t", 100, "2s"), "/v1/topics/t/consume?wait=2s&max=100");
+    EXPECT_EQ(consume_target("t", 1000, "2s"), "/v1/topics/t/consume?wait=2s&max=100");
     auto single = parse_deliveries(
         R"({"topic":"t","partition":0,"offset":3,"payload":{"x":1},"timestamp":1,"receipt_handle":"0:3:1"})",
         false);

@@ -56,7 +56,7 @@ std::string dev_banner(int64_t port, const Style& style) {
            "\n"
            "    curl -X POST 'http://127.0.0.1:" +
            std::to_string(port) +
-           "/v1/topics' -d '{\"name\":\"demo\"}'\n"
+           "/v1/topics' -H 'Content-Type: application/json' -d '{\"name\":\"demo\"}'\n"
            "\n";
 }
 

@@ -52,20 +52,22 @@ TEST(ServerStart, DevModePlansPlayground) {
 
 // Rule: the dev banner is Go's, line for line, with "narad" bold on a terminal.
 TEST(ServerStart, DevBannerMatchesGo) {
-    EXPECT_EQ(dev_banner(7942, Style(false)),
-              "\n"
-              "  narad  dev mode: auth OFF, bound to loopback only\n"
-              "\n"
-              "  Try it from another terminal:\n"
-              "\n"
-              "    narad topic add demo\n"
-              "    narad sub demo --peek        # terminal B: watch messages flow\n"
-              "    narad pub demo '{\"hello\":\"narad\"}' --count 100 --rate 20\n"
-              "\n"
-              "  Or plain curl:\n"
-              "\n"
-              "    curl -X POST 'http://127.0.0.1:7942/v1/topics' -d '{\"name\":\"demo\"}'\n"
-              "\n");
+    EXPECT_EQ(
+        dev_banner(7942, Style(false)),
+        "\n"
+        "  narad  dev mode: auth OFF, bound to loopback only\n"
+        "\n"
+        "  Try it from another terminal:\n"
+        "\n"
+        "    narad topic add demo\n"
+        "    narad sub demo --peek        # terminal B: watch messages flow\n"
+        "    narad pub demo '{\"hello\":\"narad\"}' --count 100 --rate 20\n"
+        "\n"
+        "  Or plain curl:\n"
+        "\n"
+        "    curl -X POST 'http://127.0.0.1:7942/v1/topics' -H 'Content-Type: application/json' -d "
+        "'{\"name\":\"demo\"}'\n"
+        "\n");
     EXPECT_TRUE(dev_banner(1, Style(true)).starts_with("\n  \x1b[1mnarad\x1b[0m  dev mode"));
 }
 

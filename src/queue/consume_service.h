@@ -49,7 +49,9 @@ enum class Settle { ack, extend, nack };
 
 struct ConsumeOptions {
     Millis reaper_interval{100};
-    uint64_t max_batch_bytes = 16ull << 20;  // bytes of keys and values per batch response
+    // Bytes of keys and values one scan reserves (Narad 3.2: 4 MiB; the record that crosses the
+    // bound is kept).
+    uint64_t max_batch_bytes = 4ull << 20;
 };
 
 class ConsumeService {

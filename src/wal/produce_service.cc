@@ -1,6 +1,7 @@
 #include "wal/produce_service.h"
 
 #include "base/metrics.h"
+#include "base/random.h"
 
 namespace narad::wal {
 namespace {
@@ -39,7 +40,11 @@ Result<std::shared_ptr<const meta::CompiledSchema>> ProduceService::schema_for(
 
 uint32_t ProduceService::next_round_robin(const std::string& topic, uint32_t partitions) {
     std::lock_guard lock(mutex_);
-    return round_robin_[topic]++ % partitions;
+    auto [it, fresh] = round_robin_.try_emplace(topic, 0);
+    // Each topic starts at a random partition, so producers writing several topics in turn still
+    // spread every one of them over all its partitions.
+    if (fresh) it->second = static_cast<uint32_t>(std::stoul(random_hex(4), nullptr, 16));
+    return it->second++ % partitions;
 }
 
 Result<uint32_t> ProduceService::choose_partition(const meta::MetaState& state,
@@ -80,19 +85,8 @@ Result<uint32_t> ProduceService::choose_partition(const meta::MetaState& state,
     return first;
 }
 
-// Narad stores a generated key when a message has none: "key-" and a counter in base 36.
-std::string ProduceService::generated_key() {
-    uint64_t n = ++key_counter_;
-    std::string digits;
-    do {
-        digits.insert(digits.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[n % 36]);
-        n /= 36;
-    } while (n > 0);
-    return "key-" + digits;
-}
-
 void ProduceService::produce(std::string_view topic_name, std::vector<ProduceMessage> messages,
-                             std::function<void(Status)> done) {
+                             std::function<void(Status)> done, Shape shape) {
     meta::MetaSnapshot snapshot = store_.snapshot();
     const meta::Topic* topic = snapshot->find_topic(topic_name);
     if (topic == nullptr) return done(Status(Errc::not_found, "topic not found"));
@@ -113,7 +107,7 @@ void ProduceService::produce(std::string_view topic_name, std::vector<ProduceMes
     for (size_t i = 0; i < messages.size(); ++i) {
         ProduceMessage& message = messages[i];
         auto refuse = [&](Status status) {
-            if (messages.size() > 1) {
+            if (shape == Shape::batch) {
                 status =
                     Status(status.code(), "message " + std::to_string(i) + ": " + status.message());
             }
@@ -138,7 +132,7 @@ void ProduceService::produce(std::string_view topic_name, std::vector<ProduceMes
         record.topic = topic->name;
         record.incarnation = topic->incarnation.value();
         record.partition = PartitionId(partition);
-        record.key = message.key ? std::move(*message.key) : generated_key();
+        if (message.key) record.key = std::move(*message.key);
         record.value = std::move(message.value);
         record.timestamp_ms = now_ms;
         records.push_back(std::move(record));

@@ -1,9 +1,10 @@
 // ProduceService: accepts produce requests on this node. It checks each message against its topic
 // (the topic exists, it is not a delay child, the payload passes the topic's schema, an explicit
 // partition is in range), chooses the partition (explicit; else the FNV-1a hash of the key, as
-// Narad; else round-robin), and appends the batch to the ingress WAL. `done` runs once the WAL has
-// made every message durable, which is when a 202 may be sent. A batch is all or nothing: one bad
-// message refuses the whole batch and nothing is written.
+// Narad; else round-robin per topic, from a random first partition, as Narad 3.1: a message with
+// no key is stored with none), and appends the batch to the ingress WAL. `done` runs once the WAL
+// has made every message durable, which is when a 202 may be sent. A batch is all or nothing: one
+// bad message refuses the whole batch and nothing is written.
 //
 // With an OwnerLiveness (a cluster), partitions whose owner is dead are avoided as Narad does:
 // a keyed message walks forward from its hash partition to the first partition whose owner is not
@@ -46,9 +47,11 @@ class ProduceService {
                    const OwnerLiveness* liveness = nullptr);
 
     // `done` gets ok once durable; not_found, conflict (delay child) or invalid_argument (schema,
-    // partition) at once; unavailable when the WAL's backlog is full.
+    // partition) at once; unavailable when the WAL's backlog is full. A batch's refusals name the
+    // message ("message <i>: ..."), even in a batch of one.
+    enum class Shape { single, batch };
     void produce(std::string_view topic, std::vector<ProduceMessage> messages,
-                 std::function<void(Status)> done);
+                 std::function<void(Status)> done, Shape shape = Shape::single);
 
   private:
     Result<std::shared_ptr<const meta::CompiledSchema>> schema_for(const meta::Topic& topic);
@@ -56,7 +59,6 @@ class ProduceService {
     // Chooses the partition of one message (see the file comment), or the refusal.
     Result<uint32_t> choose_partition(const meta::MetaState& state, const meta::Topic& topic,
                                       const ProduceMessage& message);
-    std::string generated_key();
 
     Clock& clock_;
     meta::MetaStore& store_;
@@ -67,7 +69,6 @@ class ProduceService {
     std::map<std::string, std::pair<std::string, std::shared_ptr<const meta::CompiledSchema>>>
         schemas_;
     std::map<std::string, uint32_t> round_robin_;  // GUARDED_BY(mutex_)
-    std::atomic<uint64_t> key_counter_{0};
 };
 
 }  // namespace narad::wal

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <map>
+#include <set>
 
 #include "io/fault_injection_fs.h"
 #include "meta/fake_meta_store.h"
@@ -78,6 +80,54 @@ TEST_F(ProduceServiceTest, RoundRobinSkipsDeadOwners) {
         ASSERT_TRUE(produce({std::nullopt, std::nullopt, "v"}).is_ok());
         EXPECT_NE(last_partition(i + 1), 1u);
     }
+}
+
+// Rule (Narad 3.1): a message without a key is stored without one, and keyless messages go
+// round-robin: every partition once per round, whatever partition the round starts at.
+TEST_F(ProduceServiceTest, KeylessMessagesCarryNoKeyAndGoRoundRobin) {
+    std::map<uint32_t, int> per_partition;
+    for (int i = 0; i < 8; ++i) {
+        ASSERT_TRUE(produce({std::nullopt, std::nullopt, "v"}).is_ok());
+        per_partition[last_partition(i + 1)]++;
+        EXPECT_TRUE(collector_.records().back()->key.empty());
+    }
+    EXPECT_EQ(per_partition, (std::map<uint32_t, int>{{0, 2}, {1, 2}, {2, 2}, {3, 2}}));
+}
+
+// Rule: each topic's rotation starts at a random partition, so producers that write several
+// topics in turn do not all start (and pile up) on partition 0. Twenty topics all starting at 0
+// would happen by chance once in 4^20 runs.
+TEST_F(ProduceServiceTest, EachTopicsRotationStartsAtARandomPartition) {
+    std::set<uint32_t> starts;
+    for (int t = 0; t < 20; ++t) {
+        std::string name = "rr" + std::to_string(t);
+        ASSERT_TRUE(store_.create_topic_owned_by(name, {"a", "b", "c", "a"}).is_ok());
+        std::promise<Status> done;
+        std::vector<ProduceMessage> messages(1);
+        messages[0].value = "v";
+        service_->produce(name, std::move(messages),
+                          [&](Status status) { done.set_value(std::move(status)); });
+        ASSERT_TRUE(done.get_future().get().is_ok());
+        starts.insert(last_partition(t + 1));
+    }
+    EXPECT_GT(starts.size(), 1u);
+}
+
+// Rule: a batch's refusal names its message, even in a batch of one; a single produce's does not.
+TEST_F(ProduceServiceTest, BatchRefusalsNameTheMessage) {
+    auto refusal = [&](ProduceService::Shape shape) {
+        std::promise<Status> done;
+        std::vector<ProduceMessage> messages(1);
+        messages[0].partition = 9;
+        messages[0].value = "v";
+        service_->produce(
+            "t", std::move(messages), [&](Status status) { done.set_value(std::move(status)); },
+            shape);
+        return done.get_future().get().message();
+    };
+    EXPECT_EQ(refusal(ProduceService::Shape::batch),
+              "message 0: invalid argument: partition out of range");
+    EXPECT_EQ(refusal(ProduceService::Shape::single), "invalid argument: partition out of range");
 }
 
 // Rule: an explicit partition whose owner is dead is refused with unavailable (503) naming the

@@ -269,7 +269,7 @@ TEST_F(ApiConformanceTest, PayloadsComeBackAsProduced) {
     json m1 = consume_one("payloads", "&partition=1");
     EXPECT_EQ(m1["payload"], "plain <text>");
     EXPECT_FALSE(m1.contains("payload_encoding"));
-    EXPECT_TRUE(m1.contains("key"));  // a generated one, as Narad
+    EXPECT_FALSE(m1.contains("key"));  // keyless is stored without a key (Narad 3.1)
     json m2 = consume_one("payloads", "&partition=2");
     EXPECT_EQ(m2["payload"], "AP8Q");
     EXPECT_EQ(m2["payload_encoding"], "base64");
@@ -377,8 +377,7 @@ TEST_F(ApiConformanceTest, BatchConsumeAndAck) {
         << seen.size() << " of 30";
     handles.push_back("0:999:1");
     handles.push_back("garbage");
-    auto acked =
-        call("POST", "/v1/topics/batches/ack/batch", json{{"receipt_handles", handles}}.dump());
+    auto acked = call("POST", "/v1/topics/batches/ack", json{{"receipt_handles", handles}}.dump());
     ASSERT_EQ(acked.status, 200);
     auto results = json::parse(acked.body)["results"];
     ASSERT_EQ(results.size(), 32u);
@@ -386,6 +385,210 @@ TEST_F(ApiConformanceTest, BatchConsumeAndAck) {
     EXPECT_EQ(results[30]["status"], 410);
     EXPECT_EQ(results[31]["status"], 400);
     EXPECT_EQ(call("GET", "/v1/topics/batches/consume?max=10").status, 204);
+}
+
+// A client that sends no X-Narad-Client header (a browser page, a bare curl).
+net::HttpClient anonymous_client(const NodeProcess& node) {
+    net::ClientOptions options;
+    options.port = node.port();
+    options.client_name.clear();
+    return net::HttpClient(options);
+}
+
+// Rule (Narad 3.2): a batch payload is stored exactly as written and consumed as such (the JSON
+// string "42" stays a string); base64 payloads and keys come back base64, marked with their
+// encoding; a keyless message comes back with no key.
+TEST_F(ApiConformanceTest, BatchProducePayloadsAndKeysComeBackAsSent) {
+    create(R"({"name":"shapes","partitions":3})");
+    // Pinned to one partition, so one consume sees them in order.
+    std::string body =
+        R"({"messages":[{"payload":"42","key":"text","partition":1},{"payload":42,"partition":1},)"
+        R"({"payload":"AP8=","payload_encoding":"base64","key":"/wA=","key_encoding":"base64",)"
+        R"("partition":1},{"payload":{"a":[1, 2]},"partition":1}]})";
+    auto accepted = call("POST", "/v1/topics/shapes/produce/batch", body);
+    ASSERT_EQ(accepted.status, 202) << accepted.body;
+    EXPECT_EQ(json::parse(accepted.body)["accepted"], 4);
+    auto response = call("GET", "/v1/topics/shapes/consume?max=10&partition=1&wait=2s");
+    ASSERT_EQ(response.status, 200);
+    json page = json::parse(response.body);
+    ASSERT_EQ(page["messages"].size(), 4u) << response.body;
+    EXPECT_EQ(page["messages"][0]["payload"], "42");
+    EXPECT_EQ(page["messages"][0]["key"], "text");
+    EXPECT_EQ(page["messages"][1]["payload"], 42);
+    EXPECT_FALSE(page["messages"][1].contains("key"));
+    EXPECT_EQ(page["messages"][2]["payload"], "AP8=");
+    EXPECT_EQ(page["messages"][2]["payload_encoding"], "base64");
+    EXPECT_EQ(page["messages"][2]["key"], "/wA=");
+    EXPECT_EQ(page["messages"][2]["key_encoding"], "base64");
+    EXPECT_NE(response.body.find(R"("payload":{"a":[1, 2]})"), std::string::npos);
+}
+
+// Rule (Narad 3.2): a batch takes up to 1,000 messages in up to 16 MiB, each up to 1 MiB; it is
+// all or nothing, errors name the message, and the single produce's query parameters are
+// refused.
+TEST_F(ApiConformanceTest, BatchProduceLimits) {
+    create(R"({"name":"limits","partitions":3})");
+    auto batch = [](size_t n, const std::string& payload) {
+        std::string out = R"({"messages":[)";
+        for (size_t i = 0; i < n; ++i) out += (i ? "," : "") + (R"({"payload":)" + payload + "}");
+        return out + "]}";
+    };
+    EXPECT_EQ(call("POST", "/v1/topics/limits/produce/batch", batch(1000, "1")).status, 202);
+    auto too_many = call("POST", "/v1/topics/limits/produce/batch", batch(1001, "1"));
+    EXPECT_EQ(too_many.status, 400);
+    EXPECT_EQ(error_of(too_many), "too many messages: more than 1000 (max 1000)");
+    // Sixteen near-1 MiB messages fit; one past 1 MiB is the single produce's 413.
+    std::string near_mib = "\"" + std::string((1 << 20) - 64, 'x') + "\"";
+    auto big = call("POST", "/v1/topics/limits/produce/batch", batch(15, near_mib));
+    EXPECT_EQ(big.status, 202) << big.body;
+    std::string over =
+        R"({"messages":[{"payload":1},{"payload":")" + std::string(1 << 20, 'y') + R"("}]})";
+    auto too_large = call("POST", "/v1/topics/limits/produce/batch", over);
+    EXPECT_EQ(too_large.status, 413);
+    EXPECT_EQ(error_of(too_large), "message 1: message too large");
+    EXPECT_EQ(call("POST", "/v1/topics/limits/produce/batch", batch(17, near_mib)).status, 413);
+    // Every other route keeps its 1 MiB body cap.
+    EXPECT_EQ(call("POST", "/v1/topics/limits/produce", std::string((1 << 20) + 1, '1')).status,
+              413);
+    auto keyed = call("POST", "/v1/topics/limits/produce/batch?key=k", batch(1, "1"));
+    EXPECT_EQ(keyed.status, 400);
+    EXPECT_EQ(error_of(keyed),
+              "key is set per message in a batch produce, not as a query parameter");
+    // All or nothing: a bad partition in message 1 stores nothing, message 0 included.
+    auto partial = call("POST", "/v1/topics/limits/produce/batch",
+                        R"({"messages":[{"payload":"first"},{"payload":2,"partition":7}]})");
+    EXPECT_EQ(partial.status, 400);
+    EXPECT_EQ(error_of(partial), "message 1: invalid argument: partition out of range");
+    // Format checks of every message run before any partition check.
+    auto order = call(
+        "POST", "/v1/topics/limits/produce/batch",
+        R"({"messages":[{"payload":1,"partition":7},{"payload":"@","payload_encoding":"base64"}]})");
+    EXPECT_EQ(order.status, 400);
+    EXPECT_EQ(error_of(order), "message 1: invalid payload: illegal base64 data at input byte 0");
+    // The refused batches were answered before the last accepted one was sent, so once the
+    // partitions hold both accepted batches, anything refused would be there too.
+    ASSERT_EQ(call("POST", "/v1/topics/limits/produce/batch", batch(1, "1")).status, 202);
+    size_t stored = 0;
+    EXPECT_TRUE(eventually([&] {
+        auto details = json::parse(call("GET", "/v1/topics/limits").body);
+        stored = 0;
+        for (const auto& stats : details["partition_stats"]) {
+            stored += stats["next_offset"].get<size_t>();
+        }
+        return stored >= 1016;
+    }));
+    EXPECT_EQ(stored, 1016u);  // the accepted batches, nothing of the refused ones
+}
+
+// Rule (Narad 3.2): a batch body may be zstd or gzip; any other Content-Encoding is 415.
+TEST_F(ApiConformanceTest, BatchProduceContentEncoding) {
+    create(R"({"name":"encoded","partitions":3})");
+    std::string plain = R"({"messages":[{"payload":{"k":"v"}}]})";
+    auto refused = client_.request("POST", "/v1/topics/encoded/produce/batch", plain,
+                                   "application/json", {{"Content-Encoding", "br"}});
+    ASSERT_TRUE(refused.is_ok());
+    EXPECT_EQ(refused->status, 415) << refused->body;
+    auto garbage = client_.request("POST", "/v1/topics/encoded/produce/batch", plain,
+                                   "application/json", {{"Content-Encoding", "gzip"}});
+    ASSERT_TRUE(garbage.is_ok());
+    EXPECT_EQ(garbage->status, 400);
+    EXPECT_TRUE(error_of(*garbage).starts_with("invalid json")) << garbage->body;
+}
+
+// Rule (Narad 3.1): batch consume takes max 1..100, needs an X-Narad-Client header, and does not
+// combine with offset.
+TEST_F(ApiConformanceTest, BatchConsumeRules) {
+    create(R"({"name":"guarded","partitions":3})");
+    net::HttpClient bare = anonymous_client(*node_);
+    auto unguarded = bare.get("/v1/topics/guarded/consume?max=5");
+    ASSERT_TRUE(unguarded.is_ok());
+    EXPECT_EQ(unguarded->status, 400);
+    EXPECT_TRUE(error_of(*unguarded)
+                    .starts_with("a batch consume (max) must send an X-Narad-Client header"))
+        << unguarded->body;
+    auto single = bare.get("/v1/topics/guarded/consume");
+    ASSERT_TRUE(single.is_ok());
+    EXPECT_EQ(single->status, 204);  // a single consume needs no header
+    EXPECT_EQ(call("GET", "/v1/topics/guarded/consume?max=101").status, 400);
+    EXPECT_EQ(call("GET", "/v1/topics/guarded/consume?max=0").status, 400);
+    auto with_offset = call("GET", "/v1/topics/guarded/consume?max=5&partition=0&offset=0");
+    EXPECT_EQ(with_offset.status, 400);
+    EXPECT_EQ(error_of(with_offset), "max does not combine with offset");
+}
+
+// Rule (Narad 3.1): POST /ack with a body of handles settles each on its own, `extend` from the
+// query applying to all; 1 to 100 handles.
+TEST_F(ApiConformanceTest, BatchAckOnTheAckRoute) {
+    create(R"({"name":"bulkacks","partitions":3})");
+    json body = {{"messages", json::array()}};
+    for (int i = 0; i < 3; ++i) body["messages"].push_back({{"payload", i}});
+    ASSERT_EQ(call("POST", "/v1/topics/bulkacks/produce/batch", body.dump()).status, 202);
+    // Reserves all three (they reach their partitions on their own schedules).
+    auto take_all = [&] {
+        json handles = json::array();
+        EXPECT_TRUE(eventually([&] {
+            auto response = call("GET", "/v1/topics/bulkacks/consume?max=3&wait=200ms");
+            if (response.status == 200) {
+                json page = json::parse(response.body);
+                for (const auto& m : page["messages"]) handles.push_back(m["receipt_handle"]);
+            }
+            return handles.size() == 3;
+        }));
+        return handles;
+    };
+    json handles = take_all();
+    // extend=0 hands all three back at once.
+    auto nacked =
+        call("POST", "/v1/topics/bulkacks/ack?extend=0", json{{"receipt_handles", handles}}.dump());
+    ASSERT_EQ(nacked.status, 200) << nacked.body;
+    json nack_results = json::parse(nacked.body)["results"];
+    ASSERT_EQ(nack_results.size(), 3u);
+    for (const auto& r : nack_results) EXPECT_EQ(r["status"], 204);
+    handles = take_all();
+    auto acked = call("POST", "/v1/topics/bulkacks/ack", json{{"receipt_handles", handles}}.dump());
+    ASSERT_EQ(acked.status, 200);
+    json ack_results = json::parse(acked.body)["results"];
+    ASSERT_EQ(ack_results.size(), 3u);
+    for (const auto& r : ack_results) EXPECT_EQ(r["status"], 204);
+    EXPECT_EQ(call("GET", "/v1/topics/bulkacks/consume?max=3").status, 204);
+    json many = json::array();
+    for (int i = 0; i < 101; ++i) many.push_back("0:0:1");
+    auto too_many = call("POST", "/v1/topics/bulkacks/ack", json{{"receipt_handles", many}}.dump());
+    EXPECT_EQ(too_many.status, 400);
+    EXPECT_EQ(error_of(too_many), "too many receipt_handles: more than 100 (max 100)");
+}
+
+// Rule (Narad's cross-site guard, on a real node): a POST without a JSON or octet-stream type and
+// without X-Narad-Client is 415 and changes nothing; a body-less ack needs the header too.
+TEST_F(ApiConformanceTest, ContentTypeGuard) {
+    net::HttpClient bare = anonymous_client(*node_);
+    auto form = bare.request("POST", "/v1/topics", R"({"name":"guard"})",
+                             "application/x-www-form-urlencoded");
+    ASSERT_TRUE(form.is_ok());
+    EXPECT_EQ(form->status, 415);
+    EXPECT_EQ(error_of(*form),
+              "state-changing requests must send Content-Type: application/json or "
+              "application/octet-stream, or an X-Narad-Client header");
+    EXPECT_EQ(call("GET", "/v1/topics/guard").status, 404);  // nothing was created
+    auto ack = bare.request("POST", "/v1/topics/guard/ack?receipt_handle=0:0:1", "", "");
+    ASSERT_TRUE(ack.is_ok());
+    EXPECT_EQ(ack->status, 415);
+    auto typed = bare.request("POST", "/v1/topics", R"({"name":"guard","partitions":3})",
+                              "application/json; charset=utf-8");
+    ASSERT_TRUE(typed.is_ok());
+    EXPECT_EQ(typed->status, 201) << typed->body;
+}
+
+// Rule (Narad): a wait above the node's ceiling is cut to it, and the answer says to what.
+TEST_F(ApiConformanceTest, WaitClampedHeader) {
+    create(R"({"name":"clamped","partitions":3})");
+    ASSERT_EQ(call("POST", "/v1/topics/clamped/produce?partition=0", "m", "text/plain").status,
+              202);
+    auto response = call("GET", "/v1/topics/clamped/consume?partition=0&wait=1h");
+    EXPECT_EQ(response.status, 200);
+    EXPECT_EQ(header(response, "x-narad-wait-clamped"), "10s");
+    auto plain = call("GET", "/v1/topics/clamped/consume?partition=0&wait=1s");
+    EXPECT_EQ(header(plain, "x-narad-wait-clamped"), "");
 }
 
 // Rule: a long-poll is answered as soon as a message arrives.

@@ -96,7 +96,7 @@ TEST(CrashRecoveryTest, EveryAcceptedMessageIsDeliveredAfterKill9) {
             auto client = node.client(std::chrono::seconds(15));
             while (true) {
                 if (producing_done && ledger.lost().empty()) break;
-                auto response = client.get("/v1/topics/crash/consume?max=200&wait=500ms");
+                auto response = client.get("/v1/topics/crash/consume?max=100&wait=500ms");
                 if (!response.is_ok()) {
                     wait_until_up();
                     client = node.client(std::chrono::seconds(15));
