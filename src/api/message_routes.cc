@@ -231,41 +231,27 @@ std::vector<NodeId> remote_owners(const ApiContext& context, const meta::MetaSta
     return owners;
 }
 
-queue::Settle to_settle(AckAction action) {
-    switch (action) {
-        case AckAction::extend:
-            return queue::Settle::extend;
-        case AckAction::nack:
-            return queue::Settle::nack;
-        case AckAction::ack:
-            break;
-    }
-    return queue::Settle::ack;
-}
+// What an ack action means to the queue, in error texts, and as the `extend` value that the
+// node-to-node batch ack carries.
+struct AckMeaning {
+    queue::Settle settle;
+    const char* operation;
+    const char* extend;
+};
 
-// The `extend` value that means `action`, as the node-to-node batch ack carries it.
-std::string extend_text(AckAction action) {
+const AckMeaning& meaning(AckAction action) {
+    static constexpr AckMeaning kAck{queue::Settle::ack, "ack", ""};
+    static constexpr AckMeaning kExtend{queue::Settle::extend, "extend ack", "true"};
+    static constexpr AckMeaning kNack{queue::Settle::nack, "nack", "0"};
     switch (action) {
         case AckAction::extend:
-            return "true";
+            return kExtend;
         case AckAction::nack:
-            return "0";
+            return kNack;
         case AckAction::ack:
             break;
     }
-    return "";
-}
-
-const char* settle_operation(AckAction action) {
-    switch (action) {
-        case AckAction::extend:
-            return "extend ack";
-        case AckAction::nack:
-            return "nack";
-        case AckAction::ack:
-            break;
-    }
-    return "ack";
+    return kAck;
 }
 
 // One ack, extend or nack; ok or the response to send.
@@ -274,7 +260,7 @@ Status settle_one(ApiContext& context, const std::string& topic, std::string_vie
     auto handle = parse_receipt_handle(handle_text);
     if (!handle) return Status(Errc::invalid_argument, "receipt handle is malformed");
     return context.consume.settle(topic, handle->partition, handle->offset, handle->lease_id,
-                                  to_settle(action));
+                                  meaning(action).settle);
 }
 
 // The result of one handle of a batch ack.
@@ -287,7 +273,7 @@ HandleResult settle_result(ApiContext& context, const std::string& topic, std::s
                            AckAction action) {
     Status status = settle_one(context, topic, handle, action);
     if (status.is_ok()) return {};
-    net::HttpResponse error = domain_error_response(status, settle_operation(action));
+    net::HttpResponse error = domain_error_response(status, meaning(action).operation);
     return {error.status, status.message()};
 }
 
@@ -447,21 +433,18 @@ void handle_ack(ApiContext& context, net::HttpRequest request, const std::string
     }
     Status status = settle_one(context, topic, parsed->receipt_handle, parsed->action);
     if (!status.is_ok())
-        return respond(domain_error_response(status, settle_operation(parsed->action)));
+        return respond(domain_error_response(status, meaning(parsed->action).operation));
     respond(empty_response(204));
 }
 
 void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::string& topic,
                       Scope scope, net::Responder respond, std::optional<AckAction> query_action) {
-    if (request.body.size() > kMaxAckBodyBytes) {
-        return respond(error_response(413, "request body too large"));
-    }
     auto decoded = decode_ack_batch(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     Result<AckAction> action =
         query_action ? Result<AckAction>(*query_action) : parse_extend(decoded->extend);
     if (!action.is_ok()) return respond(error_response(action.status()));
-    decoded->extend = extend_text(*action);
+    decoded->extend = meaning(*action).extend;
     meta::MetaSnapshot snapshot = context.store.snapshot();
     if (snapshot->find_topic(topic) == nullptr) {
         return respond(error_response(404, "topic not found"));
@@ -547,14 +530,19 @@ void register_message_routes(Router& router, ApiContext& context) {
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
                    consume(*c, std::move(r), p, std::move(d));
                });
-    router.add("POST", "/v1/topics/{topic}/ack",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   ack(*c, std::move(r), p, std::move(d));
-               });
-    router.add("POST", "/v1/topics/{topic}/ack/batch",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   ack_batch(*c, std::move(r), p, std::move(d));
-               });
+    // A batch ack's body is at most 64 KiB (Narad 3.1); a single ack has none.
+    router.add(
+        "POST", "/v1/topics/{topic}/ack",
+        [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+            ack(*c, std::move(r), p, std::move(d));
+        },
+        kMaxAckBodyBytes);
+    router.add(
+        "POST", "/v1/topics/{topic}/ack/batch",
+        [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+            ack_batch(*c, std::move(r), p, std::move(d));
+        },
+        kMaxAckBodyBytes);
 }
 
 }  // namespace narad::api

@@ -159,6 +159,18 @@ Result<ProduceParams> parse_produce_params(std::string_view raw_query) {
     return params;
 }
 
+Status check_produce_batch_query(std::string_view raw_query) {
+    for (const Piece& piece : pieces(raw_query)) {
+        std::string name = query_unescape(piece.name).value_or(std::string(piece.name));
+        if (name == "key" || name == "partition") {
+            return Status(
+                Errc::invalid_argument,
+                name + " is set per message in a batch produce, not as a query parameter");
+        }
+    }
+    return Status::ok();
+}
+
 Result<AckAction> parse_extend(std::string_view value) {
     if (value.empty() || value == "false") return AckAction::ack;
     if (value == "true" || value == "1") return AckAction::extend;

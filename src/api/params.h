@@ -38,6 +38,9 @@ struct ProduceParams {
     std::optional<uint32_t> partition;
 };
 Result<ProduceParams> parse_produce_params(std::string_view raw_query);
+// Refuses the single produce's `key` and `partition` on the batch route, where each message
+// carries its own (one given for the whole batch would otherwise be silently ignored).
+Status check_produce_batch_query(std::string_view raw_query);
 
 enum class AckAction { ack, extend, nack };
 struct AckParams {

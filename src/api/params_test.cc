@@ -82,5 +82,15 @@ TEST(ParamsTest, ConsumeParams) {
     EXPECT_TRUE(parse_consume_params(first, Millis(10'000))->batch);
 }
 
+// Rule: the single produce's key and partition parameters are refused on the batch route.
+TEST(ParamsTest, ProduceBatchQuery) {
+    EXPECT_TRUE(check_produce_batch_query("").is_ok());
+    EXPECT_TRUE(check_produce_batch_query("wait=1s&x").is_ok());
+    EXPECT_EQ(check_produce_batch_query("a=1&key=k").message(),
+              "key is set per message in a batch produce, not as a query parameter");
+    EXPECT_EQ(check_produce_batch_query("%70artition=1").message(),
+              "partition is set per message in a batch produce, not as a query parameter");
+}
+
 }  // namespace
 }  // namespace narad::api

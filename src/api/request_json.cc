@@ -360,22 +360,6 @@ Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view b
     return messages;
 }
 
-Status check_produce_batch_query(std::string_view raw_query) {
-    while (!raw_query.empty()) {
-        size_t amp = raw_query.find('&');
-        std::string_view part = raw_query.substr(0, amp);
-        raw_query = amp == std::string_view::npos ? std::string_view() : raw_query.substr(amp + 1);
-        std::string_view name_raw = part.substr(0, part.find('='));
-        std::string name = query_unescape(name_raw).value_or(std::string(name_raw));
-        if (name == "key" || name == "partition") {
-            return Status(
-                Errc::invalid_argument,
-                name + " is set per message in a batch produce, not as a query parameter");
-        }
-    }
-    return Status::ok();
-}
-
 Result<AckBatchRequest> decode_ack_batch(std::string_view body) {
     NARAD_ASSIGN_OR_RETURN(json document, parse(body));
     NARAD_RETURN_IF_ERROR(require_object(document, "handlers.ackBatchRequest"));

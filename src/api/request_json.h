@@ -30,8 +30,6 @@ inline constexpr uint64_t kMaxAckBodyBytes = 64 * 1024;
 // produce service's, after. A payload is kept byte for byte as written (a JSON string with its
 // quotes), or decoded from base64 with "payload_encoding":"base64"; likewise a key.
 Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view body);
-// Refuses the single produce's `key` and `partition` query parameters on the batch route.
-Status check_produce_batch_query(std::string_view raw_query);
 
 struct AckBatchRequest {
     std::vector<std::string> receipt_handles;

@@ -106,16 +106,6 @@ TEST(RequestJsonTest, ProduceBatchTakesAThousandMessages) {
               "too many messages: more than 1000 (max 1000)");
 }
 
-// Rule: the single produce's key and partition parameters are refused on the batch route.
-TEST(RequestJsonTest, ProduceBatchQuery) {
-    EXPECT_TRUE(check_produce_batch_query("").is_ok());
-    EXPECT_TRUE(check_produce_batch_query("wait=1s&x").is_ok());
-    EXPECT_EQ(check_produce_batch_query("a=1&key=k").message(),
-              "key is set per message in a batch produce, not as a query parameter");
-    EXPECT_EQ(check_produce_batch_query("%70artition=1").message(),
-              "partition is set per message in a batch produce, not as a query parameter");
-}
-
 std::string nested_arrays(size_t levels) {
     return std::string(levels, '[') + std::string(levels, ']');
 }

@@ -1,6 +1,7 @@
 #include "api/router.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <unordered_map>
 
