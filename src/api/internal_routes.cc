@@ -117,7 +117,7 @@ bool constant_time_equals(std::string_view a, std::string_view b) {
 InternalRouter::InternalRouter(Clock& clock, std::string secret)
     : router_(clock), secret_(std::move(secret)) {}
 
-std::optional<net::HttpResponse> InternalRouter::screen(const net::HttpRequest& head) {
+std::optional<net::HttpResponse> InternalRouter::screen(net::HttpRequest& head) {
     if (secret_.empty()) return error_response(403, "cluster secret not configured");
     auto presented = head.header(kClusterSecretHeader);
     if (!presented || !constant_time_equals(*presented, secret_)) {

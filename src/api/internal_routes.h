@@ -36,7 +36,7 @@ class InternalRouter final : public net::HttpHandler {
     Router& routes() { return router_; }
     void handle(net::HttpRequest request, net::Responder respond) override;
     // 403 unless the head carries the cluster secret.
-    std::optional<net::HttpResponse> screen(const net::HttpRequest& head) override;
+    std::optional<net::HttpResponse> screen(net::HttpRequest& head) override;
 
   private:
     Router router_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,20 @@ namespace narad::net {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;  // names lower-cased
 
+// What a handler's screen() reserved for one request (a slot under a cap, bytes of a budget). The
+// server releases it when the request is answered, or when the request ends unanswered.
+class Admission {
+  public:
+    virtual ~Admission() = default;
+    virtual void release() = 0;  // idempotent
+    // Asks to hold `units` from now on instead (a batch counts as its size once read); false
+    // refuses, and what was held stays held.
+    virtual bool resize(uint64_t units) {
+        (void)units;
+        return true;
+    }
+};
+
 struct HttpRequest {
     std::string method;  // "GET", "POST", ...
     std::string target;  // as received: path and query
@@ -22,6 +37,7 @@ struct HttpRequest {
     Headers headers;
     std::string body;
     std::string remote_address;
+    std::shared_ptr<Admission> admission;  // set by HttpHandler::screen, if anything was reserved
 
     // The first value of a header (name lower-case), if present.
     std::optional<std::string_view> header(std::string_view name) const;
@@ -49,8 +65,9 @@ class HttpHandler {
     virtual void handle(HttpRequest request, Responder respond) = 0;
     // Runs on a server thread as soon as the request line and headers are in, before any byte of
     // the body is read or buffered (`head.body` is empty). A response refuses the request: it is
-    // sent and the connection closed, without reading the body. Must not block.
-    virtual std::optional<HttpResponse> screen(const HttpRequest& head) {
+    // sent and the connection closed, without reading the body. It may reserve capacity for the
+    // request in `head.admission`. Must not block.
+    virtual std::optional<HttpResponse> screen(HttpRequest& head) {
         (void)head;
         return std::nullopt;
     }

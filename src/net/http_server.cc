@@ -86,6 +86,7 @@ class ServerCore {
           acceptor_(asio::make_strand(ioc_)),
           accept_retry_timer_(acceptor_.get_executor()),
           metrics_(server_metrics()) {}
+    virtual ~ServerCore() = default;
 
     const ServerOptions& options() const { return options_; }
     HttpHandler& handler() { return handler_; }
@@ -102,12 +103,16 @@ class ServerCore {
         if (in_flight_.fetch_sub(1) == 1 && stopping_.load()) notify_stop();
     }
     void session_closed(Session* session) {
+        bool resume = false;
         {
             std::lock_guard lock(sessions_mutex_);
             sessions_.erase(session);
             connections_open_.store(sessions_.size());
+            resume = accept_paused_ && !at_connection_cap();
+            if (resume) accept_paused_ = false;
         }
         if (stopping_.load()) notify_stop();
+        if (resume) asio::post(acceptor_.get_executor(), [this] { accept(); });
     }
 
   protected:
@@ -131,6 +136,14 @@ class ServerCore {
     std::atomic<uint64_t> connections_open_{0};
     std::mutex stop_mutex_;
     std::condition_variable stop_cv_;  // signalled when in_flight_ or the session count drops
+
+    // At connections_max the acceptor stops until a connection closes: clients beyond the cap wait
+    // in the listen backlog (never accepted only to be closed).
+    bool at_connection_cap() const {  // caller holds sessions_mutex_
+        return options_.connections_max != 0 && sessions_.size() >= options_.connections_max;
+    }
+    virtual void accept() = 0;
+    bool accept_paused_ = false;  // GUARDED_BY(sessions_mutex_)
 
     std::mutex sessions_mutex_;
     std::unordered_map<Session*, std::shared_ptr<Session>>
@@ -234,6 +247,7 @@ class Session : public std::enable_shared_from_this<Session> {
             // The head is in and nothing of the body has been read yet: the handler may refuse
             // the request now (the cluster port's secret), before the body costs anything.
             screened_ = true;
+            request_.remote_address = remote_address_;
             if (auto refusal = server_.handler().screen(request_)) return refuse(*refusal);
             uint64_t limit = std::min(
                 server_.handler().body_limit(request_).value_or(server_.options().body_limit_bytes),
@@ -304,8 +318,11 @@ class Session : public std::enable_shared_from_this<Session> {
         in_flight_ = true;
         server_.request_started();
         uint64_t seq = ++seq_;
-        Responder responder = [session = weak_from_this(), gate = server_.gate(),
-                               seq](HttpResponse response) {
+        // What screen() reserved is released as the answer goes out (or when the responder is
+        // dropped unanswered).
+        Responder responder = [session = weak_from_this(), gate = server_.gate(), seq,
+                               admission = request_.admission](HttpResponse response) {
+            if (admission) admission->release();
             respond(session, gate, seq, std::move(response));
         };
         // Handlers hold no read timeout: a long poll may keep its request for seconds.
@@ -486,7 +503,7 @@ class HttpServer::Impl : public ServerCore {
     enum class State { created, running, stopped };
 
     Status listen();
-    void accept();
+    void accept() override;
     void on_accept(beast::error_code ec, tcp::socket socket);
     std::vector<std::shared_ptr<Session>> sessions_snapshot();
     bool on_server_thread() const;
@@ -601,7 +618,8 @@ void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
         return;
     }
     beast::error_code ignored;
-    if (stopping_.load() || connections_open_.load() >= options_.connections_max) {
+    bool paused = false;
+    if (stopping_.load()) {
         socket.close(ignored);
     } else {
         socket.set_option(tcp::no_delay(true), ignored);
@@ -610,11 +628,12 @@ void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
             std::lock_guard lock(sessions_mutex_);
             sessions_.emplace(session.get(), session);
             connections_open_.store(sessions_.size());
+            paused = accept_paused_ = at_connection_cap();
         }
         auto executor = session->executor();
         asio::dispatch(executor, [session] { session->start(); });
     }
-    accept();
+    if (!paused) accept();
 }
 
 std::vector<std::shared_ptr<Session>> HttpServer::Impl::sessions_snapshot() {

@@ -43,8 +43,9 @@ struct ServerOptions {
     Millis write_timeout{30'000};
     Millis idle_timeout{60'000};
     Millis shutdown_grace{10'000};
-    // Beyond this many open connections a new one is accepted and closed at once.
-    uint32_t connections_max = 10'000;
+    // At this many open connections the server stops accepting until one closes: further
+    // clients wait in the listen backlog. 0: no cap.
+    uint32_t connections_max = 4096;
     // Request line plus headers; a larger head is answered 431 and the connection closed.
     uint32_t header_limit_bytes = 16 * 1024;
 };

@@ -285,6 +285,28 @@ TEST_F(HttpServerTest, OversizedHeadGets431) {
     EXPECT_EQ(received.rfind("HTTP/1.1 431", 0), 0u) << received;
 }
 
+// Rule: at connections_max the server stops accepting: a client beyond the cap waits in the listen
+// backlog and is served once a connection closes (it is never accepted only to be dropped).
+TEST_F(HttpServerTest, ClientsBeyondTheConnectionCapWaitInTheBacklog) {
+    ServerOptions options;
+    options.connections_max = 1;
+    start(options);
+    auto first = std::make_unique<RawSocket>(server_->port());
+    ASSERT_TRUE(first->send_all("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"));
+    std::string answered;
+    ASSERT_TRUE(first->read_responses(answered, 1));
+    RawSocket second(server_->port());  // the kernel's backlog takes the connection
+    ASSERT_TRUE(second.connected());
+    ASSERT_TRUE(second.send_all("GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    EXPECT_EQ(server_->stats().connections_open, 1u);
+    first.reset();
+    std::string received;
+    ASSERT_TRUE(second.read_until_close(received));
+    EXPECT_EQ(received.rfind("HTTP/1.1 200", 0), 0u) << received;
+    ASSERT_EQ(request_count(), 2u);
+    EXPECT_EQ(requests()[1].path, "/b");
+}
+
 // Rule: a handler may answer later from another thread.
 TEST_F(HttpServerTest, HandlerMayRespondLaterFromAnotherThread) {
     start();

@@ -30,7 +30,7 @@ class FunctionHandler final : public HttpHandler {
     void handle(HttpRequest request, Responder respond) override {
         fn_(std::move(request), std::move(respond));
     }
-    std::optional<HttpResponse> screen(const HttpRequest& head) override {
+    std::optional<HttpResponse> screen(HttpRequest& head) override {
         return screen_fn ? screen_fn(head) : std::nullopt;
     }
     std::optional<uint64_t> body_limit(const HttpRequest& head) override {
