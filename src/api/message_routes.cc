@@ -88,6 +88,14 @@ void produce_batch(ApiContext& context, net::HttpRequest request, const PathPara
     auto decoded = decode_produce_batch(*body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     size_t count = decoded->size();
+    // Read, the batch counts as its messages under the per-identity produce cap.
+    if (request.admission && !request.admission->resize(count)) {
+        net::HttpResponse refused = error_response(
+            429, "too many in-flight produce requests for this identity (the batch's " +
+                     std::to_string(count) + " messages exceed the per-node limit)");
+        refused.headers.emplace_back("Retry-After", "1");
+        return respond(std::move(refused));
+    }
     context.produce.produce(
         params.get("topic"), std::move(*decoded),
         [respond = std::move(respond), count](Status status) {

@@ -41,6 +41,12 @@ class Router final : public net::HttpHandler {
              uint64_t body_limit_bytes = 0);
     void handle(net::HttpRequest request, net::Responder respond) override;
     std::optional<uint64_t> body_limit(const net::HttpRequest& head) override;
+    // Screens each head before its body is read (HttpHandler::screen), e.g. InFlightLimits.
+    using Screen = std::function<std::optional<net::HttpResponse>(net::HttpRequest& head)>;
+    void set_screen(Screen screen) { screen_ = std::move(screen); }
+    std::optional<net::HttpResponse> screen(net::HttpRequest& head) override {
+        return screen_ ? screen_(head) : std::nullopt;
+    }
 
   private:
     struct Route {
@@ -58,6 +64,7 @@ class Router final : public net::HttpHandler {
     Clock& clock_;
     ContentTypeGuard guard_;
     std::vector<Route> routes_;
+    Screen screen_;
 };
 
 }  // namespace narad::api
