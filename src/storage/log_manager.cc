@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "storage/segment_scan.h"
 #include "storage/storage_metrics.h"
 
 namespace narad::storage {
@@ -98,6 +99,36 @@ class LogManager::Impl {
         return victims.size();
     }
 
+    Result<RetentionResult> sweep_closed(std::string_view topic, PartitionId partition,
+                                         Millis retention) {
+        NARAD_RETURN_IF_ERROR(validate_topic_name(topic));
+        Key key{std::string(topic), partition.value()};
+        {
+            std::lock_guard lock(mutex_);
+            if (entries_.contains(key)) return RetentionResult{};  // open: the regular pass's
+        }
+        NARAD_ASSIGN_OR_RETURN(bool expired, holds_expired_segment(key, retention));
+        if (!expired) return RetentionResult{};
+        NARAD_ASSIGN_OR_RETURN(auto log, get(topic, partition, CreateIfMissing::no));
+        auto result = log->enforce_retention(retention);
+        log.reset();
+        // Closed again as an idle log closes: only while nothing else holds it, so a produce or
+        // consume that opened it meanwhile keeps it open.
+        std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims;
+        {
+            std::lock_guard lock(mutex_);
+            auto it = entries_.find(key);
+            if (it != entries_.end() && it->second.state == State::open &&
+                it->second.log.use_count() == 1) {
+                it->second.state = State::closing;
+                victims.emplace_back(key, it->second.log);
+            }
+        }
+        close_and_erase(victims);
+        if (result.is_ok()) metrics_.cold_retention_swept.inc();
+        return result;
+    }
+
     Status remove_topic(std::string_view topic) {
         NARAD_RETURN_IF_ERROR(validate_topic_name(topic));
         std::string name(topic);
@@ -184,6 +215,27 @@ class LogManager::Impl {
     }
 
   private:
+    struct Key;
+    // Whether a closed partition's oldest segment is sealed (a later one exists) and last written
+    // before now - retention; read from the directory, without opening the log.
+    Result<bool> holds_expired_segment(const Key& key, Millis retention) {
+        std::string directory = partition_directory(key.topic, PartitionId(key.partition));
+        auto names = fs_.list_directory(directory);
+        if (!names.is_ok()) {
+            return names.code() == Errc::not_found ? Result<bool>(false) : names.status();
+        }
+        std::vector<Offset> bases;
+        for (const std::string& name : *names) {
+            Offset base(0);
+            if (parse_segment_name(name, kLogSuffix, base)) bases.push_back(base);
+        }
+        if (bases.size() < 2) return false;
+        Offset oldest = *std::min_element(bases.begin(), bases.end());
+        NARAD_ASSIGN_OR_RETURN(io::FileInfo info,
+                               fs_.stat(io::join_path(directory, segment_log_name(oldest))));
+        return info.modified < clock_.wall_now() - retention;
+    }
+
     struct Key {
         std::string topic;
         uint32_t partition;
@@ -306,6 +358,11 @@ std::shared_ptr<PartitionLog> LogManager::get_if_open(std::string_view topic,
 size_t LogManager::evict_idle(Millis idle) { return impl_->evict_idle(idle); }
 
 Status LogManager::remove_topic(std::string_view topic) { return impl_->remove_topic(topic); }
+
+Result<RetentionResult> LogManager::sweep_closed(std::string_view topic, PartitionId partition,
+                                                 Millis retention) {
+    return impl_->sweep_closed(topic, partition, retention);
+}
 
 Status LogManager::close_partition(std::string_view topic, PartitionId partition) {
     return impl_->close_partition(topic, partition);

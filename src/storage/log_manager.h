@@ -37,6 +37,12 @@ class LogManager {
     // The log if it is open now; never opens one (metrics use this so they keep nothing warm).
     std::shared_ptr<PartitionLog> get_if_open(std::string_view topic, PartitionId partition) const;
 
+    // Retention for a closed log (the cold retention walk): when the partition's directory shows a
+    // sealed segment last written before now - retention, opens the log, deletes what expired and
+    // closes it again (unless someone else holds it by then). Does nothing for an open log or a
+    // partition without a directory.
+    Result<RetentionResult> sweep_closed(std::string_view topic, PartitionId partition,
+                                         Millis retention);
     // Closes logs untouched for longer than `idle`; returns how many it closed.
     size_t evict_idle(Millis idle);
     // Closes one partition's log if it is open (a move replaces or hands off its directory);

@@ -1,5 +1,6 @@
 #include "storage/log_manager.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -54,6 +55,55 @@ TEST_F(LogManagerTest, OpensOnDemandInTheDocumentedLayout) {
     EXPECT_EQ(manager_->open_count(), 1u);
     EXPECT_EQ(manager_->get("../x", PartitionId(0), CreateIfMissing::yes).code(),
               Errc::invalid_argument);
+}
+
+// Rule: the cold retention walk deletes the expired segments of a closed log and closes it again;
+// a closed log with nothing expired is not opened at all, and an open log is left to the regular
+// pass.
+TEST_F(LogManagerTest, SweepsClosedLogsWithExpiredSegmentsOnly) {
+    options_.segment_bytes_max = 500;
+    manager_ = std::make_unique<LogManager>(fs_, clock_, data_, options_);
+    auto log = get("cold", 0);
+    for (int i = 0; i < 40; ++i) append_one(*log, "0123456789012345678901234567890123456789");
+    std::vector<SegmentInfo> segments = log->segments();
+    ASSERT_GE(segments.size(), 3u);
+    log.reset();
+    manager_->close_all();
+    ASSERT_EQ(manager_->open_count(), 0u);
+    std::string directory = manager_->partition_directory("cold", PartitionId(0));
+    auto segment_file = [&](const SegmentInfo& segment) {
+        return io::join_path(directory, fmt::format("{:020}.log", segment.base.value()));
+    };
+    double swept_before = storage_metrics().cold_retention_swept.value();
+
+    // Nothing expired: the log stays closed and unopened.
+    auto nothing = manager_->sweep_closed("cold", PartitionId(0), std::chrono::hours(1));
+    ASSERT_TRUE(nothing.is_ok());
+    EXPECT_EQ(nothing->segments_deleted, 0u);
+    EXPECT_EQ(storage_metrics().cold_retention_swept.value(), swept_before);
+
+    ASSERT_TRUE(
+        fs_.set_modified(segment_file(segments[0]), clock_.wall_now() - std::chrono::hours(2))
+            .is_ok());
+    auto swept = manager_->sweep_closed("cold", PartitionId(0), std::chrono::hours(1));
+    ASSERT_TRUE(swept.is_ok()) << swept.status().to_string();
+    EXPECT_EQ(swept->segments_deleted, 1u);
+    EXPECT_FALSE(fs_.exists(segment_file(segments[0])));
+    EXPECT_EQ(manager_->open_count(), 0u);
+    EXPECT_EQ(storage_metrics().cold_retention_swept.value() - swept_before, 1.0);
+
+    // An open log is the regular pass's, even with an expired segment.
+    auto open = get("cold", 0);
+    ASSERT_TRUE(
+        fs_.set_modified(segment_file(segments[1]), clock_.wall_now() - std::chrono::hours(2))
+            .is_ok());
+    auto skipped = manager_->sweep_closed("cold", PartitionId(0), std::chrono::hours(1));
+    ASSERT_TRUE(skipped.is_ok());
+    EXPECT_EQ(skipped->segments_deleted, 0u);
+    EXPECT_TRUE(fs_.exists(segment_file(segments[1])));
+    EXPECT_EQ(
+        manager_->sweep_closed("absent", PartitionId(0), std::chrono::hours(1))->segments_deleted,
+        0u);
 }
 
 // Rule: an idle log is closed only when no caller holds it, counted, and reopened transparently

@@ -28,6 +28,11 @@ StorageMetrics& storage_metrics() {
             .idle_logs_evicted = r.counter("narad_idle_logs_evicted_total",
                                            "Partition logs closed because they were idle")
                                      .get(),
+            .cold_retention_swept =
+                r.counter("narad_cold_retention_swept_total",
+                          "Closed partition logs opened by the cold retention walk to delete "
+                          "expired segments")
+                    .get(),
             .fsync_seconds = r.histogram("narad_storage_fsync_duration_seconds",
                                          "Time to fdatasync a partition log segment",
                                          storage_bounds(), partition),

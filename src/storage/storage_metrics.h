@@ -12,6 +12,7 @@ namespace narad::storage {
 struct StorageMetrics {
     metrics::Gauge& open_logs;                           // narad_open_partition_logs
     metrics::Counter& idle_logs_evicted;                 // narad_idle_logs_evicted_total
+    metrics::Counter& cold_retention_swept;              // narad_cold_retention_swept_total
     metrics::Family<metrics::Histogram>& fsync_seconds;  // narad_storage_fsync_duration_seconds
     metrics::Family<metrics::Histogram>& flush_seconds;  // narad_storage_flush_duration_seconds
     metrics::Family<metrics::Counter>& flush_bytes;      // narad_storage_flush_bytes_total
