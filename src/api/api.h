@@ -73,12 +73,18 @@ struct ApiContext {
     const NodeStatusSources* node_status = nullptr;
 };
 
-void register_routes(Router& router, ApiContext& context);
+// Whether the API port serves /metrics, or a listener of its own does (http.metrics_addr).
+enum class MetricsRoute { served, elsewhere };
+
+void register_routes(Router& router, ApiContext& context,
+                     MetricsRoute metrics = MetricsRoute::served);
+// /healthz, /readyz and (when served) /metrics: the API port's, and the metrics listener's.
+void register_health_routes(Router& router, ApiContext& context, MetricsRoute metrics);
 
 // Route groups (one file each).
 void register_topic_routes(Router& router, ApiContext& context);
 void register_message_routes(Router& router, ApiContext& context);
-void register_admin_routes(Router& router, ApiContext& context);
+void register_admin_routes(Router& router, ApiContext& context, MetricsRoute metrics);
 void register_cluster_routes(Router& router, ApiContext& context);
 // Decommission and forget, forwarded to the controller (api/decommission_routes.cc).
 void register_decommission_routes(Router& router, ApiContext& context);

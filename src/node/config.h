@@ -1,7 +1,8 @@
-// Narad's configuration: every setting with its default, as Narad v2 defines them, plus ours.
+// Narad's configuration: every setting with its default, as Narad 3.2 defines them, plus ours.
 // Loaded in layers (config_loader.h): defaults, then the JSON file, then NARAD_* environment
-// variables, then flags; then validated as a whole. A plain value, built once at start-up and
-// read-only afterwards.
+// variables, then flags; then validated as a whole. The table in config_loader.cc names each
+// setting once (file key, variable, flag, rule, doc line). A plain value, built once at start-up
+// and read-only afterwards.
 #pragma once
 
 #include <chrono>
@@ -23,6 +24,16 @@ struct HttpConfig {
     nanoseconds idle_timeout = std::chrono::seconds(60);
     nanoseconds shutdown_grace = std::chrono::seconds(10);
     nanoseconds max_consume_wait = std::chrono::seconds(10);
+    int64_t max_header_bytes = 65'536;  // request line plus headers; larger gets 431
+    int64_t max_connections = 4096;     // 0: no cap; beyond it, clients wait in the backlog
+    // Concurrent consumes / produces per identity (the client's address until users exist) per
+    // node; 0: no cap. More get 429.
+    int64_t max_consume_in_flight_per_identity = 1024;
+    int64_t max_produce_in_flight_per_identity = 0;
+    // Bodies of batch produces over 1 MiB being read at once, per node; 0: no budget.
+    int64_t max_batch_body_bytes_in_flight = 256ll << 20;
+    std::string metrics_addr;  // a second listener for /metrics, /healthz and /readyz
+    bool metrics_unauthenticated = false;
 };
 
 struct PeerConfig {
@@ -35,6 +46,11 @@ struct ClusterConfig {
     std::string node_id;  // empty: the host name
     std::vector<PeerConfig> peers;
     std::vector<std::string> initial_members;
+    std::string advertise_addr;  // host:port peers dial for this node's cluster port
+    // Narad's Raft tuning: validated as Narad does, without effect on the etcd metastore.
+    int64_t raft_snapshot_threshold = 8192;
+    nanoseconds raft_snapshot_interval = std::chrono::seconds(120);
+    int64_t raft_trailing_logs = 10'240;
     // Ours (the etcd metastore, docs/cluster.md):
     std::string name = "narad";               // the etcd key prefix /narad/<name>/
     std::string join;                         // host:port of a member's cluster port
@@ -75,10 +91,13 @@ struct StorageConfig {
     std::string codec = "none";                 // none | zstd
     std::string compression_level = "fastest";  // fastest | default | better | best
     int64_t idle_log_eviction_ms = 1'800'000;   // 0 disables
+    int64_t cold_retention_walk_ms = 300'000;   // retention of closed logs; 0 disables
+    // How long an acked position may wait before it is synced (ours: every write is synced).
+    int64_t consumer_offset_commit_interval_ms = 100;
+    bool ingress_wal_prealloc = false;  // accepted; our WAL has no zero-filled spares
     // Internal settings (not configurable from the file, as in Narad).
     uint64_t segment_bytes = 64ull << 20;
     int64_t retention_check_interval_ms = 60'000;
-    int64_t offset_commit_interval_ms = 100;
     uint64_t wal_segment_bytes = 32ull << 20;
     uint64_t wal_max_pending_bytes = 256ull << 20;
     // Partition commits are bound by fdatasync, not CPU: enough workers that a commit to one
@@ -108,11 +127,24 @@ struct LogConfig {
 
 struct SecurityConfig {
     bool enabled = true;
-    std::string admin_password;  // environment only
-    std::string cluster_secret;  // environment only
+    std::string admin_password;           // environment only
+    std::string cluster_secret;           // environment only
+    std::string cluster_secret_previous;  // environment only
     std::string cluster_tls_cert_file;
     std::string cluster_tls_key_file;
     std::string cluster_tls_ca_file;
+    bool allow_plaintext_raft = false;
+    bool allow_insecure_cluster = false;
+    bool allow_legacy_cluster_auth = false;
+};
+
+// Narad's remote-cluster limits: accepted and validated; remotes are not built yet.
+struct RemotesConfig {
+    std::vector<std::string> allowed_hosts;
+    std::vector<int64_t> allowed_ports{443};
+    std::vector<std::string> allow_addresses;
+    int64_t max_held_bytes = 256ll << 20;
+    bool api_hop_encrypted = false;
 };
 
 struct Config {
@@ -124,6 +156,10 @@ struct Config {
     FanoutConfig fanout;
     LogConfig log;
     SecurityConfig security;
+    RemotesConfig remotes;
+    // Settings given (file or environment) that are accepted but have no effect here, each with
+    // the reason; start-up logs them.
+    std::vector<std::string> inert;
 };
 
 }  // namespace narad::node

@@ -1,7 +1,9 @@
 #include "node/config_loader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "base/duration.h"
 #include "base/log.h"
@@ -13,140 +15,42 @@ namespace narad::node {
 namespace {
 
 using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Problems = std::vector<std::string>;
 
-std::string json_type_name(const json& value) {
-    if (value.is_string()) return "string";
-    if (value.is_boolean()) return "bool";
-    if (value.is_number()) return "number";
-    if (value.is_array()) return "array";
-    if (value.is_object()) return "object";
-    return "null";
-}
+// Where a setting's value lives in Config; its type decides how the file and the environment
+// spell it.
+using Target =
+    std::variant<std::string*, int64_t*, nanoseconds*, bool*, uint16_t*, std::vector<std::string>*,
+                 std::vector<int64_t>*, std::vector<PeerConfig>*>;
 
-Status type_error(const json& value, const std::string& field, const char* want) {
-    return Status(Errc::invalid_argument, "json: cannot unmarshal " + json_type_name(value) +
-                                              " into field " + field + " of type " + want);
-}
+// Which Go parser Narad uses for an integer variable: its name is in the error text.
+enum class IntSyntax { parse_int, atoi };
+enum class EmptyString { is_a_value, keeps_default };
 
-// Strictly reads the known keys of one object; `fields` maps a key to its reader.
-using FieldReader = std::function<Status(const json&)>;
-Status read_object(const json& object, const std::string& section,
-                   const std::vector<std::pair<std::string, FieldReader>>& fields) {
-    if (!object.is_object()) return type_error(object, section, "object");
-    for (const auto& [key, value] : object.items()) {
-        bool known = false;
-        for (const auto& [name, reader] : fields) {
-            if (name != key) continue;
-            known = true;
-            if (!value.is_null()) NARAD_RETURN_IF_ERROR(reader(value));
-        }
-        if (!known) return Status(Errc::invalid_argument, "json: unknown field \"" + key + "\"");
-    }
-    return Status::ok();
-}
+// One setting, described once: the file key ("section.name"; empty for a variable only), the
+// variable (empty for the file only), the `narad serve` flag that also sets it, where it lives,
+// its check (cross-setting rules sit with the setting they constrain) and its documentation. A
+// non-empty `inert` marks a Narad setting that is read and checked but has no effect here, and
+// says why; start-up logs it when it is given.
+struct Setting {
+    std::string_view key;
+    std::string_view env;
+    std::string_view flag;
+    Target (*bind)(Config&);
+    void (*check)(const Config&, Problems&) = nullptr;
+    std::string_view rule;
+    std::string_view doc;
+    std::string_view inert;
+    IntSyntax syntax = IntSyntax::parse_int;
+    EmptyString empty = EmptyString::is_a_value;
+};
 
-FieldReader string_field(std::string& target, std::string name) {
-    return [&target, name](const json& v) {
-        if (!v.is_string()) return type_error(v, name, "string");
-        target = v.get<std::string>();
-        return Status::ok();
-    };
-}
+#define NARAD_FIELD(member) [](Config& c) -> Target { return &c.member; }
 
-FieldReader int_field(int64_t& target, std::string name) {
-    return [&target, name](const json& v) {
-        if (!v.is_number_integer()) return type_error(v, name, "int");
-        target = v.get<int64_t>();
-        return Status::ok();
-    };
-}
-
-FieldReader port_field(uint16_t& target, std::string name) {
-    return [&target, name](const json& v) {
-        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65535) {
-            return Status(Errc::invalid_argument,
-                          "json: " + name + ": a port must be an integer from 1 to 65535");
-        }
-        target = static_cast<uint16_t>(v.get<int64_t>());
-        return Status::ok();
-    };
-}
-
-FieldReader bool_field(bool& target, std::string name) {
-    return [&target, name](const json& v) {
-        if (!v.is_boolean()) return type_error(v, name, "bool");
-        target = v.get<bool>();
-        return Status::ok();
-    };
-}
-
-// HTTP durations: a Go duration string, or a number of nanoseconds.
-FieldReader duration_field(nanoseconds& target) {
-    return [&target](const json& v) -> Status {
-        if (v.is_string()) {
-            auto parsed = parse_duration(v.get<std::string>());
-            if (!parsed.is_ok()) {
-                return Status(Errc::invalid_argument, "config: parse duration \"" +
-                                                          v.get<std::string>() +
-                                                          "\": " + parsed.status().message());
-            }
-            target = *parsed;
-            return Status::ok();
-        }
-        if (v.is_number_integer()) {
-            target = nanoseconds(v.get<int64_t>());
-            return Status::ok();
-        }
-        return Status(
-            Errc::invalid_argument,
-            "config: duration must be a string (e.g. \"10s\") or a number of nanoseconds");
-    };
-}
-
-Status read_storage(const json& object, StorageConfig& storage) {
-    if (!object.is_object()) return type_error(object, "storage", "object");
-    for (const auto& [key, value] : object.items()) {
-        std::string* target = nullptr;
-        if (key == "data_dir") target = &storage.data_dir;
-        if (key == "codec") target = &storage.codec;
-        if (key == "compression_level") target = &storage.compression_level;
-        if (target != nullptr) {
-            if (value.is_null()) continue;
-            if (!value.is_string()) return type_error(value, "storage." + key, "string");
-            // Empty means "keep the default".
-            if (!value.get<std::string>().empty()) *target = value.get<std::string>();
-        } else if (key == "idle_log_eviction_ms") {
-            if (!value.is_number_integer()) return type_error(value, "storage." + key, "int");
-            storage.idle_log_eviction_ms = value.get<int64_t>();
-        } else {
-            return Status(Errc::invalid_argument,
-                          "storage." + key + " is an internal setting and cannot be configured");
-        }
-    }
-    return Status::ok();
-}
-
-Status read_peers(const json& value, std::vector<PeerConfig>& peers) {
-    if (!value.is_array()) return type_error(value, "cluster.peers", "array");
-    peers.clear();
-    for (const auto& item : value) {
-        PeerConfig peer;
-        NARAD_RETURN_IF_ERROR(read_object(
-            item, "cluster.peers",
-            {{"id", string_field(peer.id, "id")}, {"addr", string_field(peer.addr, "addr")}}));
-        peers.push_back(std::move(peer));
-    }
-    return Status::ok();
-}
-
-Status read_string_list(const json& value, std::vector<std::string>& out, const std::string& name) {
-    if (!value.is_array()) return type_error(value, name, "array");
-    out.clear();
-    for (const auto& item : value) {
-        if (!item.is_string()) return type_error(item, name, "string");
-        out.push_back(item.get<std::string>());
-    }
-    return Status::ok();
+void require(Problems& problems, bool ok, std::string message) {
+    if (!ok) problems.push_back(std::move(message));
 }
 
 std::string trim(std::string_view s) {
@@ -212,6 +116,1094 @@ bool addr_matches(const std::string& a, const std::string& b) {
     return false;
 }
 
+// A listen or peer address must name a port; checked here so that nothing later has to assume it
+// (a missing port is an error at start-up, never an abort). Empty is left to the caller.
+void check_address(Problems& problems, std::string_view field, const std::string& address,
+                   bool needs_host) {
+    if (trim(address).empty()) return;
+    auto split = split_host_port(address);
+    if (!split.is_ok()) {
+        problems.push_back(std::string(field) + " \"" + address +
+                           "\" must be host:port with a port from 0 to 65535");
+    } else if (needs_host && (split->first.empty() || split->second == 0)) {
+        problems.push_back(std::string(field) + " \"" + address +
+                           "\" must name a host and a port other than 0");
+    }
+}
+
+void check_positive(Problems& problems, nanoseconds value, std::string_view key) {
+    require(problems, value.count() > 0, std::string(key) + " must be > 0");
+}
+
+void check_max_consume_wait(const Config& c, Problems& problems) {
+    const HttpConfig& http = c.http;
+    require(problems, http.max_consume_wait.count() >= 0, "http.max_consume_wait must be >= 0");
+    if (http.write_timeout.count() > 0 && http.max_consume_wait >= http.write_timeout) {
+        problems.push_back("http.max_consume_wait (" + format_duration(http.max_consume_wait) +
+                           ") must be < http.write_timeout (" +
+                           format_duration(http.write_timeout) + ")");
+    }
+    if (http.max_consume_wait > http.shutdown_grace) {
+        problems.push_back("http.max_consume_wait (" + format_duration(http.max_consume_wait) +
+                           ") must be <= http.shutdown_grace (" +
+                           format_duration(http.shutdown_grace) + ")");
+    }
+}
+
+void check_metrics_addr(const Config& c, Problems& problems) {
+    const std::string& addr = c.http.metrics_addr;
+    if (trim(addr).empty()) return;
+    check_address(problems, "http.metrics_addr", addr, false);
+    require(problems, addr != c.http.addr && addr != c.cluster.addr,
+            "http.metrics_addr must differ from http.addr and cluster.addr");
+}
+
+void check_meta_endpoints(const Config& c, Problems& problems) {
+    for (const std::string& endpoint : c.cluster.meta_endpoints) {
+        constexpr std::string_view kScheme = "http://";
+        std::string_view rest = endpoint;
+        if (!rest.starts_with(kScheme)) {
+            problems.push_back("cluster.meta_endpoints: \"" + endpoint +
+                               "\" must be http://host:port");
+            continue;
+        }
+        rest.remove_prefix(kScheme.size());
+        check_address(problems, "cluster.meta_endpoints",
+                      std::string(rest.substr(0, rest.find('/'))), true);
+    }
+}
+
+// Narad's rules for its static voter list, kept so that a Narad file that passes there passes here.
+void check_peers(const Config& c, Problems& problems) {
+    const ClusterConfig& cluster = c.cluster;
+    if (cluster.peers.empty()) return;
+    require(problems, !cluster.node_id.empty(),
+            "cluster.node_id must not be empty when cluster.peers is set");
+    if (cluster.peers.size() < 3) {
+        problems.push_back("cluster.peers must list at least 3 voters including self, got " +
+                           std::to_string(cluster.peers.size()));
+    }
+    std::vector<std::string> ids, addrs;
+    bool has_id = false, has_addr = false, has_voter = false;
+    for (size_t i = 0; i < cluster.peers.size(); ++i) {
+        const PeerConfig& peer = cluster.peers[i];
+        std::string where = "cluster.peers[" + std::to_string(i) + "]";
+        require(problems, !peer.id.empty(), where + ".id must not be empty");
+        require(problems, !peer.addr.empty(), where + ".addr must not be empty");
+        if (std::find(ids.begin(), ids.end(), peer.id) != ids.end()) {
+            problems.push_back("cluster peer id \"" + peer.id + "\" must be unique");
+        }
+        if (std::find(addrs.begin(), addrs.end(), peer.addr) != addrs.end()) {
+            problems.push_back("cluster peer addr \"" + peer.addr + "\" must be unique");
+        }
+        ids.push_back(peer.id);
+        addrs.push_back(peer.addr);
+        has_id |= peer.id == cluster.node_id;
+        has_addr |= addr_matches(peer.addr, cluster.addr);
+        has_voter |= peer.id == cluster.node_id && addr_matches(peer.addr, cluster.addr);
+    }
+    require(problems, has_id,
+            "cluster.peers must include local node id \"" + cluster.node_id + "\"");
+    require(problems, has_addr,
+            "cluster.peers must include local cluster address \"" + cluster.addr + "\"");
+    require(problems, has_voter,
+            "cluster.peers must include local voter \"" + cluster.node_id + "\"@" + cluster.addr);
+}
+
+void check_default_partitions(const Config& c, Problems& problems) {
+    const TopicDefaultsConfig& topic = c.topic;
+    require(problems, topic.default_partitions >= 3, "topic.default_partitions must be >= 3");
+    if (topic.default_partitions > topic.max_partitions) {
+        problems.push_back("topic.default_partitions (" + std::to_string(topic.default_partitions) +
+                           ") must not exceed topic.max_partitions (" +
+                           std::to_string(topic.max_partitions) + ")");
+    }
+}
+
+void check_default_retention(const Config& c, Problems& problems) {
+    int64_t retention = c.topic.default_retention_age_ms;
+    if (retention < 0) {
+        problems.push_back("topic.default_retention_age_ms must be >= 0");
+    } else if (retention != 0 && retention < 3'600'000) {
+        problems.push_back("topic.default_retention_age_ms (" + std::to_string(retention) +
+                           ") must be >= 3600000 (1 hour) or 0 (keep forever)");
+    }
+}
+
+void check_default_visibility(const Config& c, Problems& problems) {
+    int64_t visibility = c.topic.default_visibility_timeout_ms;
+    int64_t retention = c.topic.default_retention_age_ms;
+    require(problems, visibility > 0, "topic.default_visibility_timeout_ms must be > 0");
+    if (retention > 0 && visibility > retention) {
+        problems.push_back("topic.default_visibility_timeout_ms (" + std::to_string(visibility) +
+                           ") must not exceed topic.default_retention_age_ms (" +
+                           std::to_string(retention) + ")");
+    }
+}
+
+void check_cluster_tls(const Config& c, Problems& problems) {
+    const SecurityConfig& s = c.security;
+    int given = !s.cluster_tls_cert_file.empty() + !s.cluster_tls_key_file.empty() +
+                !s.cluster_tls_ca_file.empty();
+    require(problems, given == 0 || given == 3,
+            "security.cluster_tls_cert_file, security.cluster_tls_key_file and "
+            "security.cluster_tls_ca_file must be set together or not at all");
+}
+
+void check_cluster_secret(const Config& c, Problems& problems) {
+    if (c.security.enabled && !c.cluster.peers.empty()) {
+        require(problems, !c.security.cluster_secret.empty(),
+                "security.cluster_secret (NARAD_CLUSTER_SECRET) is required when security is "
+                "enabled with cluster peers");
+    }
+}
+
+bool remotes_configured(const RemotesConfig& r) {
+    RemotesConfig defaults;
+    return !r.allowed_hosts.empty() || r.allowed_ports != defaults.allowed_ports ||
+           !r.allow_addresses.empty() || r.max_held_bytes != defaults.max_held_bytes ||
+           r.api_hop_encrypted;
+}
+
+// A CIDR such as 127.0.0.0/8 or fd00::/8: an address, a slash, a prefix length that fits it.
+bool is_cidr(const std::string& text) {
+    auto slash = text.find('/');
+    if (slash == std::string::npos || slash + 1 >= text.size()) return false;
+    std::string address = text.substr(0, slash);
+    std::string bits = text.substr(slash + 1);
+    if (bits.size() > 3 || !std::all_of(bits.begin(), bits.end(), ::isdigit)) return false;
+    bool v6 = address.find(':') != std::string::npos;
+    auto parsed = split_host_port(v6 ? "[" + address + "]:0" : address + ":0");
+    if (!parsed.is_ok()) return false;
+    if (!v6) {
+        int dots = 0;
+        for (char ch : address) {
+            if (ch == '.')
+                ++dots;
+            else if (!std::isdigit(static_cast<unsigned char>(ch)))
+                return false;
+        }
+        if (dots != 3) return false;
+    }
+    return std::stoi(bits) <= (v6 ? 128 : 32);
+}
+
+void check_remotes(const Config& c, Problems& problems) {
+    const RemotesConfig& r = c.remotes;
+    if (remotes_configured(r) && !c.security.enabled) {
+        problems.push_back(
+            "remotes settings require security.enabled: a node without API authorization must "
+            "not hold remote credentials");
+    }
+    require(problems, !r.allowed_ports.empty(),
+            "remotes.allowed_ports must name at least one port");
+    require(problems,
+            std::all_of(r.allowed_ports.begin(), r.allowed_ports.end(),
+                        [](int64_t p) { return p >= 1 && p <= 65535; }),
+            "remotes.allowed_ports entries must be 1..65535");
+    require(problems, std::all_of(r.allow_addresses.begin(), r.allow_addresses.end(), is_cidr),
+            "remotes.allow_addresses entries must be CIDRs such as 127.0.0.0/8");
+    require(problems,
+            std::none_of(r.allowed_hosts.begin(), r.allowed_hosts.end(),
+                         [](const std::string& h) { return h.empty(); }),
+            "remotes.allowed_hosts entries must not be empty");
+    require(problems, r.max_held_bytes >= 0, "remotes.max_held_bytes must be >= 0");
+}
+
+constexpr std::string_view kNoGoRuntime = "this node is C++: it has no Go runtime to profile";
+constexpr std::string_view kNoRaft =
+    "the metastore is etcd (DESIGN.md); it keeps its own snapshots and Raft log";
+constexpr std::string_view kStaticPeers =
+    "members come from etcd and --join, not a static voter list; the list is checked as Narad "
+    "checks it";
+constexpr std::string_view kNoFanout = "fan-out children are not built yet";
+constexpr std::string_view kNoRemotes = "remote clusters are not built yet";
+constexpr std::string_view kNoUsers =
+    "users and authentication are not built yet: a node runs with security off, open to every "
+    "client";
+
+// Every setting, in the order the reference and the checks list them.
+const std::vector<Setting>& settings() {
+    static const std::vector<Setting> table = {
+        // http
+        {.key = "http.addr",
+         .env = "NARAD_HTTP_ADDR",
+         .flag = "--addr, --port",
+         .bind = NARAD_FIELD(http.addr),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, !trim(c.http.addr).empty(), "http.addr must not be empty");
+                 check_address(p, "http.addr", c.http.addr, false);
+                 require(p, c.http.addr != c.cluster.addr,
+                         "http.addr and cluster.addr must differ");
+             },
+         .rule = "host:port; differs from cluster.addr",
+         .doc = "Where the client API listens; `:7942` is every interface."},
+        {.key = "http.pprof_addr",
+         .env = "NARAD_HTTP_PPROF_ADDR",
+         .flag = "--pprof-addr",
+         .bind = NARAD_FIELD(http.pprof_addr),
+         .doc = "Narad's Go profiler listener.",
+         .inert = kNoGoRuntime},
+        {.key = "http.read_timeout",
+         .env = "NARAD_HTTP_READ_TIMEOUT",
+         .bind = NARAD_FIELD(http.read_timeout),
+         .check = [](const Config& c,
+                     Problems& p) { check_positive(p, c.http.read_timeout, "http.read_timeout"); },
+         .rule = "> 0",
+         .doc = "The longest time to receive one request."},
+        {.key = "http.write_timeout",
+         .env = "NARAD_HTTP_WRITE_TIMEOUT",
+         .bind = NARAD_FIELD(http.write_timeout),
+         .check =
+             [](const Config& c, Problems& p) {
+                 check_positive(p, c.http.write_timeout, "http.write_timeout");
+             },
+         .rule = "> 0",
+         .doc = "The longest time to send one response; longer than `http.max_consume_wait`."},
+        {.key = "http.idle_timeout",
+         .env = "NARAD_HTTP_IDLE_TIMEOUT",
+         .bind = NARAD_FIELD(http.idle_timeout),
+         .check = [](const Config& c,
+                     Problems& p) { check_positive(p, c.http.idle_timeout, "http.idle_timeout"); },
+         .rule = "> 0",
+         .doc = "An idle keep-alive connection is closed after this."},
+        {.key = "http.shutdown_grace",
+         .env = "NARAD_HTTP_SHUTDOWN_GRACE",
+         .bind = NARAD_FIELD(http.shutdown_grace),
+         .check =
+             [](const Config& c, Problems& p) {
+                 check_positive(p, c.http.shutdown_grace, "http.shutdown_grace");
+             },
+         .rule = "> 0",
+         .doc = "On SIGTERM, requests in flight get this long to finish."},
+        {.key = "http.max_consume_wait",
+         .env = "NARAD_HTTP_MAX_CONSUME_WAIT",
+         .bind = NARAD_FIELD(http.max_consume_wait),
+         .check = check_max_consume_wait,
+         .rule = ">= 0, < http.write_timeout, <= http.shutdown_grace",
+         .doc = "The longest long poll; a longer `wait` is cut to it (and the answer says so in "
+                "`X-Narad-Wait-Clamped`). `0` means 30 s."},
+        {.key = "http.max_header_bytes",
+         .env = "NARAD_HTTP_MAX_HEADER_BYTES",
+         .bind = NARAD_FIELD(http.max_header_bytes),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.http.max_header_bytes >= 4096 && c.http.max_header_bytes <= 1 << 20,
+                         "http.max_header_bytes must be between 4096 and 1048576");
+             },
+         .rule = "4096 to 1048576",
+         .doc = "The largest request line plus headers; a larger one is answered `431`."},
+        {.key = "http.max_connections",
+         .env = "NARAD_HTTP_MAX_CONNECTIONS",
+         .bind = NARAD_FIELD(http.max_connections),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.http.max_connections >= 0 && c.http.max_connections <= 1'000'000,
+                         "http.max_connections must be between 0 and 1000000");
+             },
+         .rule = "0 (no cap) to 1000000",
+         .doc = "Open client connections; at the cap the node stops accepting and new clients wait "
+                "in the listen backlog until one closes."},
+        {.key = "http.max_consume_in_flight_per_identity",
+         .env = "NARAD_HTTP_MAX_CONSUME_IN_FLIGHT_PER_IDENTITY",
+         .bind = NARAD_FIELD(http.max_consume_in_flight_per_identity),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.http.max_consume_in_flight_per_identity >= 0,
+                         "http.max_consume_in_flight_per_identity must be >= 0");
+             },
+         .rule = ">= 0 (0: no cap)",
+         .doc = "Concurrent consumes per client address on this node; more get `429`. A batch "
+                "consume counts as its `max`, clamped to the cap."},
+        {.key = "http.max_produce_in_flight_per_identity",
+         .env = "NARAD_HTTP_MAX_PRODUCE_IN_FLIGHT_PER_IDENTITY",
+         .bind = NARAD_FIELD(http.max_produce_in_flight_per_identity),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.http.max_produce_in_flight_per_identity >= 0,
+                         "http.max_produce_in_flight_per_identity must be >= 0");
+             },
+         .rule = ">= 0 (0: no cap)",
+         .doc = "Concurrent produces per client address on this node; more get `429`. A batch "
+                "counts as its message count, clamped to the cap, and as one while its body is "
+                "read."},
+        {.key = "http.max_batch_body_bytes_in_flight",
+         .env = "NARAD_HTTP_MAX_BATCH_BODY_BYTES_IN_FLIGHT",
+         .bind = NARAD_FIELD(http.max_batch_body_bytes_in_flight),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.http.max_batch_body_bytes_in_flight >= 0,
+                         "http.max_batch_body_bytes_in_flight must be >= 0");
+             },
+         .rule = ">= 0 (0: no budget)",
+         .doc = "Bytes of batch produce bodies larger than 1 MiB read at once on this node; a "
+                "batch that would pass it is answered `503` with `Retry-After: 1`."},
+        {.key = "http.metrics_addr",
+         .env = "NARAD_HTTP_METRICS_ADDR",
+         .bind = NARAD_FIELD(http.metrics_addr),
+         .check = check_metrics_addr,
+         .rule = "empty or host:port; differs from http.addr and cluster.addr",
+         .doc = "A second listener serving `/metrics`, `/healthz` and `/readyz`; `/metrics` then "
+                "leaves the API port."},
+        {.key = "http.metrics_unauthenticated",
+         .env = "NARAD_HTTP_METRICS_UNAUTHENTICATED",
+         .bind = NARAD_FIELD(http.metrics_unauthenticated),
+         .doc = "Serve `/metrics` on the API port without credentials.",
+         .inert = kNoUsers},
+        // cluster
+        {.key = "cluster.node_id",
+         .env = "NARAD_NODE_ID",
+         .flag = "--node-id",
+         .bind = NARAD_FIELD(cluster.node_id),
+         .check =
+             [](const Config& c, Problems& p) {
+                 if (c.cluster.node_id.empty()) return;
+                 Status valid = validate_node_id(c.cluster.node_id);
+                 require(p, valid.is_ok(), valid.message());
+             },
+         .rule = "empty (the host name) or [A-Za-z0-9._-]{1,255}",
+         .doc = "This node's identity; keep it stable across restarts."},
+        {.key = "cluster.addr",
+         .env = "NARAD_CLUSTER_ADDR",
+         .flag = "--cluster-port",
+         .bind = NARAD_FIELD(cluster.addr),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, !trim(c.cluster.addr).empty(), "cluster.addr must not be empty");
+                 check_address(p, "cluster.addr", c.cluster.addr, false);
+             },
+         .rule = "host:port",
+         .doc = "The node-to-node port (moves, forwarded produces, joins)."},
+        {.key = "cluster.advertise_addr",
+         .env = "NARAD_CLUSTER_ADVERTISE_ADDR",
+         .bind = NARAD_FIELD(cluster.advertise_addr),
+         .check =
+             [](const Config& c, Problems& p) {
+                 check_address(p, "cluster.advertise_addr", c.cluster.advertise_addr, true);
+             },
+         .rule = "empty or host:port with a host",
+         .doc = "The host:port other nodes dial for this node's cluster port; empty derives it "
+                "from the listen addresses or the host name. Its host is also advertised for the "
+                "API port."},
+        {.key = "cluster.peers",
+         .env = "NARAD_CLUSTER_PEERS",
+         .bind = NARAD_FIELD(cluster.peers),
+         .check = check_peers,
+         .rule = "none, or at least 3 `{id, addr}` including this node",
+         .doc = "Narad's bootstrap voter list (`id@host:port,...` in the environment).",
+         .inert = kStaticPeers},
+        {.key = "cluster.initial_members",
+         .env = "NARAD_CLUSTER_INITIAL_MEMBERS",
+         .bind = NARAD_FIELD(cluster.initial_members),
+         .doc = "Narad's list of nodes allowed to bootstrap a cluster.",
+         .inert = "the first node started without --join bootstraps; the others join it"},
+        {.key = "cluster.raft_snapshot_threshold",
+         .env = "NARAD_CLUSTER_RAFT_SNAPSHOT_THRESHOLD",
+         .bind = NARAD_FIELD(cluster.raft_snapshot_threshold),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.cluster.raft_snapshot_threshold > 0,
+                         "cluster.raft_snapshot_threshold must be > 0");
+             },
+         .rule = "> 0",
+         .doc = "Narad's Raft snapshot threshold.",
+         .inert = kNoRaft},
+        {.key = "cluster.raft_snapshot_interval",
+         .env = "NARAD_CLUSTER_RAFT_SNAPSHOT_INTERVAL",
+         .bind = NARAD_FIELD(cluster.raft_snapshot_interval),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.cluster.raft_snapshot_interval >= milliseconds(5),
+                         "cluster.raft_snapshot_interval must be >= 5ms");
+             },
+         .rule = ">= 5ms",
+         .doc = "Narad's Raft snapshot check interval.",
+         .inert = kNoRaft},
+        {.key = "cluster.raft_trailing_logs",
+         .env = "NARAD_CLUSTER_RAFT_TRAILING_LOGS",
+         .bind = NARAD_FIELD(cluster.raft_trailing_logs),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.cluster.raft_trailing_logs >= 0,
+                         "cluster.raft_trailing_logs must be >= 0");
+             },
+         .rule = ">= 0",
+         .doc = "Narad's Raft log entries kept behind a snapshot.",
+         .inert = kNoRaft},
+        {.key = "cluster.name",
+         .env = "NARAD_CLUSTER_NAME",
+         .flag = "--cluster-name",
+         .bind = NARAD_FIELD(cluster.name),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, validate_node_id(c.cluster.name).is_ok(),
+                         "cluster.name must match ^[A-Za-z0-9._-]{1,255}$");
+             },
+         .rule = "[A-Za-z0-9._-]{1,255}",
+         .doc = "The cluster's etcd key prefix, `/narad/<name>/`."},
+        {.key = "cluster.join",
+         .env = "NARAD_CLUSTER_JOIN",
+         .flag = "--join",
+         .bind = NARAD_FIELD(cluster.join),
+         .check = [](const Config& c,
+                     Problems& p) { check_address(p, "cluster.join", c.cluster.join, true); },
+         .rule = "empty or host:port with a host",
+         .doc = "A member's cluster port to join; empty starts (or restarts) its own cluster."},
+        {.key = "cluster.meta_endpoints",
+         .env = "NARAD_META_ENDPOINTS",
+         .flag = "--meta-endpoints",
+         .bind = NARAD_FIELD(cluster.meta_endpoints),
+         .check = check_meta_endpoints,
+         .rule = "http://host:port entries",
+         .doc = "An external etcd cluster; empty: the node supervises its own etcd member."},
+        {.key = "cluster.etcd_client_port",
+         .env = "NARAD_CLUSTER_ETCD_CLIENT_PORT",
+         .flag = "--etcd-client-port",
+         .bind = NARAD_FIELD(cluster.etcd_client_port),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.cluster.etcd_client_port != c.cluster.etcd_peer_port,
+                         "cluster.etcd_client_port and cluster.etcd_peer_port must differ");
+             },
+         .rule = "1 to 65535; differs from cluster.etcd_peer_port",
+         .doc = "The supervised etcd member's client port."},
+        {.key = "cluster.etcd_peer_port",
+         .env = "NARAD_CLUSTER_ETCD_PEER_PORT",
+         .flag = "--etcd-peer-port",
+         .bind = NARAD_FIELD(cluster.etcd_peer_port),
+         .rule = "1 to 65535",
+         .doc = "The supervised etcd member's peer port."},
+        {.key = "cluster.voters",
+         .env = "NARAD_CLUSTER_VOTERS",
+         .bind = NARAD_FIELD(cluster.voters),
+         .check =
+             [](const Config& c, Problems& p) {
+                 int64_t v = c.cluster.voters;
+                 require(p, v >= 1 && v <= 5 && v % 2 == 1, "cluster.voters must be 1, 3 or 5");
+             },
+         .rule = "1, 3 or 5",
+         .doc = "How many nodes host an etcd voter."},
+        {.key = "cluster.min_voters",
+         .env = "NARAD_CLUSTER_MIN_VOTERS",
+         .bind = NARAD_FIELD(cluster.min_voters),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.cluster.min_voters >= 1 && c.cluster.min_voters <= 5,
+                         "cluster.min_voters must be between 1 and 5");
+             },
+         .rule = "1 to 5",
+         .doc = "A decommission never leaves fewer etcd voters than this."},
+        {.key = "cluster.dead_after",
+         .env = "NARAD_CLUSTER_DEAD_AFTER",
+         .bind = NARAD_FIELD(cluster.dead_after),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.cluster.dead_after >= seconds(1), "cluster.dead_after must be >= 1s");
+             },
+         .rule = ">= 1s",
+         .doc = "A node whose liveness key has been gone this long is dead."},
+        {.key = "cluster.lease_ttl",
+         .env = "NARAD_CLUSTER_LEASE_TTL",
+         .bind = NARAD_FIELD(cluster.lease_ttl),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.cluster.lease_ttl >= seconds(1), "cluster.lease_ttl must be >= 1s");
+             },
+         .rule = ">= 1s",
+         .doc = "The liveness lease's TTL."},
+        {.key = "cluster.controller_tick",
+         .env = "NARAD_CLUSTER_CONTROLLER_TICK",
+         .bind = NARAD_FIELD(cluster.controller_tick),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.cluster.controller_tick >= milliseconds(100),
+                         "cluster.controller_tick must be >= 100ms");
+             },
+         .rule = ">= 100ms",
+         .doc = "How often the controller reconciles targets and the planner runs."},
+        // move
+        {.key = "move.freeze_ttl",
+         .env = "NARAD_MOVE_FREEZE_TTL",
+         .bind = NARAD_FIELD(move.freeze_ttl),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.freeze_ttl >= seconds(1), "move.freeze_ttl must be >= 1s");
+             },
+         .rule = ">= 1s",
+         .doc = "How long a source stays frozen for the final copy before the freeze lapses."},
+        {.key = "move.lag_bytes",
+         .env = "NARAD_MOVE_LAG_BYTES",
+         .bind = NARAD_FIELD(move.lag_bytes),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.lag_bytes >= 0, "move.lag_bytes must not be negative");
+             },
+         .rule = ">= 0",
+         .doc = "A copy this close to the source's end freezes the source for the last pass."},
+        {.key = "move.copy_rate",
+         .env = "NARAD_MOVE_COPY_RATE",
+         .bind = NARAD_FIELD(move.copy_rate),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.copy_rate >= 0, "move.copy_rate must not be negative");
+             },
+         .rule = ">= 0 (0: unthrottled)",
+         .doc = "Bytes per second a move may copy."},
+        {.key = "move.max_in_flight",
+         .env = "NARAD_MOVE_MAX_IN_FLIGHT",
+         .bind = NARAD_FIELD(move.max_in_flight),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.max_in_flight >= 1 && c.move.max_in_flight <= 1024,
+                         "move.max_in_flight must be between 1 and 1024");
+             },
+         .rule = "1 to 1024",
+         .doc = "Moves the planner keeps running at once."},
+        {.key = "move.max_passes",
+         .env = "NARAD_MOVE_MAX_PASSES",
+         .bind = NARAD_FIELD(move.max_passes),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.max_passes >= 1 && c.move.max_passes <= 1000,
+                         "move.max_passes must be between 1 and 1000");
+             },
+         .rule = "1 to 1000",
+         .doc = "Copy passes before a move that cannot catch up is aborted."},
+        {.key = "move.passes_without_progress",
+         .env = "NARAD_MOVE_PASSES_WITHOUT_PROGRESS",
+         .bind = NARAD_FIELD(move.passes_without_progress),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p,
+                         c.move.passes_without_progress >= 1 &&
+                             c.move.passes_without_progress <= c.move.max_passes,
+                         "move.passes_without_progress must be between 1 and move.max_passes");
+             },
+         .rule = "1 to move.max_passes",
+         .doc = "Passes in a row that do not shrink the lag before the move is aborted."},
+        {.key = "move.force_promote_after",
+         .env = "NARAD_MOVE_FORCE_PROMOTE_AFTER",
+         .bind = NARAD_FIELD(move.force_promote_after),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.force_promote_after >= seconds(1),
+                         "move.force_promote_after must be >= 1s");
+             },
+         .rule = ">= 1s",
+         .doc = "A source dead this long has its complete copy promoted without it."},
+        {.key = "move.dead_target_abort_after",
+         .env = "NARAD_MOVE_DEAD_TARGET_ABORT_AFTER",
+         .bind = NARAD_FIELD(move.dead_target_abort_after),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.dead_target_abort_after >= seconds(1),
+                         "move.dead_target_abort_after must be >= 1s");
+             },
+         .rule = ">= 1s",
+         .doc = "A target dead this long has its move aborted."},
+        {.key = "move.sweep_every",
+         .env = "NARAD_MOVE_SWEEP_EVERY",
+         .bind = NARAD_FIELD(move.sweep_every),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.sweep_every >= 0, "move.sweep_every must be >= 0 (0: never)");
+             },
+         .rule = ">= 0 (0: never)",
+         .doc = "Move-runner ticks between sweeps of leftover staging and set-aside copies."},
+        {.key = "move.self_fence_margin",
+         .env = "NARAD_MOVE_SELF_FENCE_MARGIN",
+         .bind = NARAD_FIELD(move.self_fence_margin),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.move.self_fence_margin >= nanoseconds(0),
+                         "move.self_fence_margin must be >= 0");
+             },
+         .rule = ">= 0",
+         .doc = "An owner stops serving this long before its liveness lease could expire."},
+        // storage
+        {.key = "storage.data_dir",
+         .env = "NARAD_DATA_DIR",
+         .flag = "--data-dir",
+         .bind = NARAD_FIELD(storage.data_dir),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, !c.storage.data_dir.empty(), "storage.data_dir must not be empty");
+             },
+         .rule = "not empty",
+         .doc = "Everything the node stores.",
+         .empty = EmptyString::keeps_default},
+        {.key = "storage.codec",
+         .bind = NARAD_FIELD(storage.codec),
+         .check =
+             [](const Config& c, Problems& p) {
+                 std::string codec = lower(c.storage.codec);
+                 require(p, codec == "zstd" || codec == "none",
+                         "storage.codec \"" + c.storage.codec + "\" is not one of [zstd, none]");
+             },
+         .rule = "none or zstd",
+         .doc = "Compression of new segment frames.",
+         .empty = EmptyString::keeps_default},
+        {.key = "storage.compression_level",
+         .bind = NARAD_FIELD(storage.compression_level),
+         .check =
+             [](const Config& c, Problems& p) {
+                 std::string level = lower(c.storage.compression_level);
+                 require(p,
+                         level == "fastest" || level == "default" || level == "better" ||
+                             level == "best",
+                         "storage.compression_level \"" + c.storage.compression_level +
+                             "\" is not one of [fastest, default, better, best]");
+             },
+         .rule = "fastest, default, better or best",
+         .doc = "The zstd level.",
+         .empty = EmptyString::keeps_default},
+        {.key = "storage.idle_log_eviction_ms",
+         .bind = NARAD_FIELD(storage.idle_log_eviction_ms),
+         .check =
+             [](const Config& c, Problems& p) {
+                 int64_t v = c.storage.idle_log_eviction_ms;
+                 require(p, v == 0 || v >= 60'000,
+                         "storage.idle_log_eviction_ms (" + std::to_string(v) +
+                             ") must be 0 (disabled) or >= 60000");
+             },
+         .rule = "0 (off) or >= 60000",
+         .doc = "A partition log untouched this long is closed, and reopened on next use."},
+        {.key = "storage.cold_retention_walk_ms",
+         .bind = NARAD_FIELD(storage.cold_retention_walk_ms),
+         .check =
+             [](const Config& c, Problems& p) {
+                 int64_t v = c.storage.cold_retention_walk_ms;
+                 require(p, v == 0 || v >= 60'000,
+                         "storage.cold_retention_walk_ms (" + std::to_string(v) +
+                             ") must be 0 (disabled) or >= 60000");
+             },
+         .rule = "0 (off) or >= 60000",
+         .doc = "How often closed partition logs are opened to delete expired segments, then "
+                "closed again."},
+        {.key = "storage.consumer_offset_commit_interval_ms",
+         .bind = NARAD_FIELD(storage.consumer_offset_commit_interval_ms),
+         .check =
+             [](const Config& c, Problems& p) {
+                 int64_t v = c.storage.consumer_offset_commit_interval_ms;
+                 require(p, v >= 10 && v <= 60'000,
+                         "storage.consumer_offset_commit_interval_ms (" + std::to_string(v) +
+                             ") must be between 10 and 60000");
+             },
+         .rule = "10 to 60000",
+         .doc = "How often changed consumer positions are written and synced; a crash "
+                "redelivers at most about this much of the acks."},
+        {.key = "storage.ingress_wal_prealloc",
+         .bind = NARAD_FIELD(storage.ingress_wal_prealloc),
+         .doc = "Narad's zero-filled spare ingress WAL segments.",
+         .inert = "the ingress WAL here creates each segment when it needs one"},
+        // topic
+        {.key = "topic.default_partitions",
+         .env = "NARAD_TOPIC_DEFAULT_PARTITIONS",
+         .bind = NARAD_FIELD(topic.default_partitions),
+         .check = check_default_partitions,
+         .rule = "3 to topic.max_partitions",
+         .doc = "Partitions of a topic created without `partitions`.",
+         .syntax = IntSyntax::atoi},
+        {.key = "topic.max_partitions",
+         .env = "NARAD_TOPIC_MAX_PARTITIONS",
+         .bind = NARAD_FIELD(topic.max_partitions),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.topic.max_partitions > 0, "topic.max_partitions must be > 0");
+             },
+         .rule = "> 0",
+         .doc = "The most partitions a topic may have.",
+         .syntax = IntSyntax::atoi},
+        {.key = "topic.default_retention_age_ms",
+         .env = "NARAD_TOPIC_DEFAULT_RETENTION_AGE_MS",
+         .bind = NARAD_FIELD(topic.default_retention_age_ms),
+         .check = check_default_retention,
+         .rule = "0 (forever) or >= 3600000",
+         .doc = "Retention of a topic created without `retention_ms`."},
+        {.key = "topic.default_visibility_timeout_ms",
+         .env = "NARAD_TOPIC_DEFAULT_VISIBILITY_TIMEOUT_MS",
+         .bind = NARAD_FIELD(topic.default_visibility_timeout_ms),
+         .check = check_default_visibility,
+         .rule = "> 0, at most the default retention when that is not 0",
+         .doc = "Lease length of a topic created without `visibility_timeout_ms`."},
+        {.key = "topic.default_max_in_flight_per_partition",
+         .env = "NARAD_TOPIC_DEFAULT_MAX_IN_FLIGHT_PER_PARTITION",
+         .bind = NARAD_FIELD(topic.default_max_in_flight_per_partition),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.topic.default_max_in_flight_per_partition > 0,
+                         "topic.default_max_in_flight_per_partition must be > 0");
+             },
+         .rule = "> 0",
+         .doc = "Leased messages a partition may have at once."},
+        {.key = "topic.default_max_acked_ahead_per_partition",
+         .env = "NARAD_TOPIC_DEFAULT_MAX_ACKED_AHEAD_PER_PARTITION",
+         .bind = NARAD_FIELD(topic.default_max_acked_ahead_per_partition),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.topic.default_max_acked_ahead_per_partition > 0,
+                         "topic.default_max_acked_ahead_per_partition must be > 0");
+             },
+         .rule = "> 0",
+         .doc = "Acks above the oldest unacked message a partition holds before it delivers only "
+                "that message."},
+        // fanout
+        {.key = "fanout.max_batch_records",
+         .env = "NARAD_FANOUT_MAX_BATCH_RECORDS",
+         .bind = NARAD_FIELD(fanout.max_batch_records),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.fanout.max_batch_records > 0, "fanout.max_batch_records must be > 0");
+             },
+         .rule = "> 0",
+         .doc = "Records copied to a child in one batch.",
+         .inert = kNoFanout,
+         .syntax = IntSyntax::atoi},
+        {.key = "fanout.max_batch_bytes",
+         .env = "NARAD_FANOUT_MAX_BATCH_BYTES",
+         .bind = NARAD_FIELD(fanout.max_batch_bytes),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.fanout.max_batch_bytes > 0, "fanout.max_batch_bytes must be > 0");
+             },
+         .rule = "> 0",
+         .doc = "Payload bytes copied to a child in one batch.",
+         .inert = kNoFanout},
+        {.key = "fanout.linger_ms",
+         .env = "NARAD_FANOUT_LINGER_MS",
+         .bind = NARAD_FIELD(fanout.linger_ms),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.fanout.linger_ms >= 0, "fanout.linger_ms must be >= 0");
+             },
+         .rule = ">= 0",
+         .doc = "How long a partly filled batch waits for more records.",
+         .inert = kNoFanout},
+        // log
+        {.key = "log.level",
+         .env = "NARAD_LOG_LEVEL",
+         .flag = "--log-level",
+         .bind = NARAD_FIELD(log.level),
+         .check =
+             [](const Config& c, Problems& p) {
+                 std::string level = lower(c.log.level);
+                 require(
+                     p, log::valid_level(level) || level == "warning",
+                     "log.level \"" + c.log.level + "\" is not one of [debug, info, warn, error]");
+             },
+         .rule = "debug, info, warn or error",
+         .doc = "The lowest level logged."},
+        {.key = "log.format",
+         .env = "NARAD_LOG_FORMAT",
+         .flag = "--log-format",
+         .bind = NARAD_FIELD(log.format),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p, c.log.format == "json" || c.log.format == "text",
+                         "log.format \"" + c.log.format + "\" is not one of [json, text]");
+             },
+         .rule = "json or text",
+         .doc = "One JSON object per line, or plain text."},
+        // security
+        {.key = "security.enabled",
+         .env = "NARAD_SECURITY_ENABLED",
+         .bind = NARAD_FIELD(security.enabled),
+         .doc = "Authentication and grants. Users are not built yet, so a node refuses to start "
+                "with `true` (the default); run with `false` or `narad server start --dev`."},
+        {.env = "NARAD_ADMIN_PASSWORD",
+         .bind = NARAD_FIELD(security.admin_password),
+         .doc = "The root admin's first password.",
+         .inert = kNoUsers},
+        {.env = "NARAD_CLUSTER_SECRET",
+         .bind = NARAD_FIELD(security.cluster_secret),
+         .check = check_cluster_secret,
+         .rule = "required with security on and cluster.peers set",
+         .doc = "The secret nodes present to each other on the cluster port."},
+        {.env = "NARAD_CLUSTER_SECRET_PREVIOUS",
+         .bind = NARAD_FIELD(security.cluster_secret_previous),
+         .doc = "The secret being rotated out, still accepted.",
+         .inert = "secret rotation is not built yet"},
+        {.key = "security.cluster_tls_cert_file",
+         .env = "NARAD_CLUSTER_TLS_CERT_FILE",
+         .bind = NARAD_FIELD(security.cluster_tls_cert_file),
+         .check = check_cluster_tls,
+         .rule = "the three cluster TLS files together or none",
+         .doc = "Narad's Raft TLS certificate.",
+         .inert = "there is no Raft transport, and the cluster port has no TLS yet"},
+        {.key = "security.cluster_tls_key_file",
+         .env = "NARAD_CLUSTER_TLS_KEY_FILE",
+         .bind = NARAD_FIELD(security.cluster_tls_key_file),
+         .doc = "Narad's Raft TLS key.",
+         .inert = "there is no Raft transport, and the cluster port has no TLS yet"},
+        {.key = "security.cluster_tls_ca_file",
+         .env = "NARAD_CLUSTER_TLS_CA_FILE",
+         .bind = NARAD_FIELD(security.cluster_tls_ca_file),
+         .doc = "Narad's Raft TLS authority.",
+         .inert = "there is no Raft transport, and the cluster port has no TLS yet"},
+        {.key = "security.allow_plaintext_raft",
+         .env = "NARAD_SECURITY_ALLOW_PLAINTEXT_RAFT",
+         .bind = NARAD_FIELD(security.allow_plaintext_raft),
+         .doc = "Narad's consent to Raft without TLS.",
+         .inert = kNoRaft},
+        {.key = "security.allow_insecure_cluster",
+         .env = "NARAD_SECURITY_ALLOW_INSECURE_CLUSTER",
+         .bind = NARAD_FIELD(security.allow_insecure_cluster),
+         .doc = "Narad's consent to several nodes with security off.",
+         .inert = kNoUsers},
+        {.key = "security.allow_legacy_cluster_auth",
+         .env = "NARAD_SECURITY_ALLOW_LEGACY_CLUSTER_AUTH",
+         .bind = NARAD_FIELD(security.allow_legacy_cluster_auth),
+         .doc = "Narad's older node-to-node authentication, for rolling upgrades.",
+         .inert = "no older node-to-node protocol exists here"},
+        // remotes
+        {.key = "remotes.allowed_hosts",
+         .env = "NARAD_REMOTES_ALLOWED_HOSTS",
+         .bind = NARAD_FIELD(remotes.allowed_hosts),
+         .check = check_remotes,
+         .rule = "any remotes setting needs security on; entries not empty",
+         .doc = "Hosts a remote cluster may name.",
+         .inert = kNoRemotes},
+        {.key = "remotes.allowed_ports",
+         .env = "NARAD_REMOTES_ALLOWED_PORTS",
+         .bind = NARAD_FIELD(remotes.allowed_ports),
+         .rule = "at least one port, each 1 to 65535",
+         .doc = "Ports a remote cluster's URL may name.",
+         .inert = kNoRemotes},
+        {.key = "remotes.allow_addresses",
+         .env = "NARAD_REMOTES_ALLOW_ADDRESSES",
+         .bind = NARAD_FIELD(remotes.allow_addresses),
+         .rule = "CIDRs",
+         .doc = "Loopback or link-local ranges a remote may still reach.",
+         .inert = kNoRemotes},
+        {.key = "remotes.max_held_bytes",
+         .env = "NARAD_REMOTES_MAX_HELD_BYTES",
+         .bind = NARAD_FIELD(remotes.max_held_bytes),
+         .rule = ">= 0",
+         .doc = "Bytes remote children may hold across a failure.",
+         .inert = kNoRemotes},
+        {.key = "remotes.api_hop_encrypted",
+         .env = "NARAD_REMOTES_API_HOP_ENCRYPTED",
+         .bind = NARAD_FIELD(remotes.api_hop_encrypted),
+         .doc = "The operator's word that the hop to this node is encrypted.",
+         .inert = kNoRemotes},
+    };
+    return table;
+}
+
+#undef NARAD_FIELD
+
+std::string json_type_name(const json& value) {
+    if (value.is_string()) return "string";
+    if (value.is_boolean()) return "bool";
+    if (value.is_number()) return "number";
+    if (value.is_array()) return "array";
+    if (value.is_object()) return "object";
+    return "null";
+}
+
+Status type_error(const json& value, std::string_view field, const char* want) {
+    return Status(Errc::invalid_argument, "json: cannot unmarshal " + json_type_name(value) +
+                                              " into field " + std::string(field) + " of type " +
+                                              want);
+}
+
+Status port_error(std::string_view field) {
+    return Status(Errc::invalid_argument,
+                  std::string(field) + ": a port must be an integer from 1 to 65535");
+}
+
+const Setting* find_setting(std::string_view key) {
+    for (const Setting& setting : settings()) {
+        if (!setting.key.empty() && setting.key == key) return &setting;
+    }
+    return nullptr;
+}
+
+bool is_section(std::string_view name) {
+    for (const Setting& setting : settings()) {
+        if (setting.key.size() > name.size() && setting.key.starts_with(name) &&
+            setting.key[name.size()] == '.') {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Remembers, once, that an inert setting was given.
+void note_given(const Setting& setting, Config& config) {
+    if (setting.inert.empty()) return;
+    std::string line = std::string(setting.key.empty() ? setting.env : setting.key) + ": " +
+                       std::string(setting.inert);
+    if (std::find(config.inert.begin(), config.inert.end(), line) == config.inert.end()) {
+        config.inert.push_back(std::move(line));
+    }
+}
+
+Status read_peer_list_json(const json& value, std::vector<PeerConfig>& peers) {
+    if (!value.is_array()) return type_error(value, "cluster.peers", "array");
+    std::vector<PeerConfig> read;
+    for (const auto& item : value) {
+        if (!item.is_object()) return type_error(item, "cluster.peers", "object");
+        PeerConfig peer;
+        for (const auto& [name, field] : item.items()) {
+            std::string* target = name == "id" ? &peer.id : name == "addr" ? &peer.addr : nullptr;
+            if (target == nullptr) {
+                return Status(Errc::invalid_argument, "json: unknown field \"" + name + "\"");
+            }
+            if (field.is_null()) continue;
+            if (!field.is_string()) return type_error(field, "cluster.peers." + name, "string");
+            *target = field.get<std::string>();
+        }
+        read.push_back(std::move(peer));
+    }
+    peers = std::move(read);
+    return Status::ok();
+}
+
+// One value from the file. Durations are strings with a unit, as Narad's loader wants them.
+Status read_json_value(const Setting& setting, const json& v, Config& config) {
+    const std::string_view key = setting.key;
+    return std::visit(
+        [&](auto* target) -> Status {
+            using T = std::remove_pointer_t<decltype(target)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                if (!v.is_string()) return type_error(v, key, "string");
+                std::string text = v.get<std::string>();
+                if (!text.empty() || setting.empty == EmptyString::is_a_value) {
+                    *target = std::move(text);
+                }
+            } else if constexpr (std::is_same_v<T, int64_t>) {
+                if (!v.is_number_integer()) return type_error(v, key, "int");
+                *target = v.get<int64_t>();
+            } else if constexpr (std::is_same_v<T, nanoseconds>) {
+                if (!v.is_string()) {
+                    return Status(Errc::invalid_argument,
+                                  "config: " + std::string(key) +
+                                      ": a duration is a string with a unit, such as \"10s\"");
+                }
+                auto parsed = parse_duration(v.get<std::string>());
+                if (!parsed.is_ok()) {
+                    return Status(Errc::invalid_argument, "config: parse duration \"" +
+                                                              v.get<std::string>() +
+                                                              "\": " + parsed.status().message());
+                }
+                *target = *parsed;
+            } else if constexpr (std::is_same_v<T, bool>) {
+                if (!v.is_boolean()) return type_error(v, key, "bool");
+                *target = v.get<bool>();
+            } else if constexpr (std::is_same_v<T, uint16_t>) {
+                if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65535) {
+                    return port_error("json: " + std::string(key));
+                }
+                *target = static_cast<uint16_t>(v.get<int64_t>());
+            } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                if (!v.is_array()) return type_error(v, key, "array");
+                std::vector<std::string> items;
+                for (const auto& item : v) {
+                    if (!item.is_string()) return type_error(item, key, "string");
+                    items.push_back(item.get<std::string>());
+                }
+                *target = std::move(items);
+            } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+                if (!v.is_array()) return type_error(v, key, "array");
+                std::vector<int64_t> items;
+                for (const auto& item : v) {
+                    if (!item.is_number_integer()) return type_error(item, key, "int");
+                    items.push_back(item.get<int64_t>());
+                }
+                *target = std::move(items);
+            } else {
+                static_assert(std::is_same_v<T, std::vector<PeerConfig>>);
+                return read_peer_list_json(v, *target);
+            }
+            return Status::ok();
+        },
+        setting.bind(config));
+}
+
+Result<std::vector<PeerConfig>> parse_peer_list(const std::string& text) {
+    std::vector<PeerConfig> peers;
+    for (const std::string& item : split_trimmed(text, ',')) {
+        auto at = item.find('@');
+        bool one_at = at != std::string::npos && item.find('@', at + 1) == std::string::npos;
+        std::string id = one_at ? trim(item.substr(0, at)) : "";
+        std::string addr = one_at ? trim(item.substr(at + 1)) : "";
+        if (id.empty() || addr.empty()) {
+            return Status(Errc::invalid_argument,
+                          "invalid peer \"" + item + "\": want id@host:port");
+        }
+        peers.push_back(PeerConfig{id, addr});
+    }
+    return peers;
+}
+
+// One value from the environment, parsed as Go parses it (lists are comma-separated).
+Status read_env_value(const Setting& setting, const std::string& text, Config& config) {
+    const char* int_parser =
+        setting.syntax == IntSyntax::atoi ? "strconv.Atoi" : "strconv.ParseInt";
+    return std::visit(
+        [&](auto* target) -> Status {
+            using T = std::remove_pointer_t<decltype(target)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                *target = text;
+            } else if constexpr (std::is_same_v<T, int64_t>) {
+                NARAD_ASSIGN_OR_RETURN(*target, parse_int(text, int_parser));
+            } else if constexpr (std::is_same_v<T, nanoseconds>) {
+                NARAD_ASSIGN_OR_RETURN(*target, parse_duration(text));
+            } else if constexpr (std::is_same_v<T, bool>) {
+                NARAD_ASSIGN_OR_RETURN(*target, parse_bool(text));
+            } else if constexpr (std::is_same_v<T, uint16_t>) {
+                auto port = parse_int(text, "strconv.Atoi");
+                if (!port.is_ok()) return port.status();
+                if (*port < 1 || *port > 65535) return port_error("value");
+                *target = static_cast<uint16_t>(*port);
+            } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                *target = split_trimmed(text, ',');
+            } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+                std::vector<int64_t> items;
+                for (const std::string& item : split_trimmed(text, ',')) {
+                    NARAD_ASSIGN_OR_RETURN(int64_t value, parse_int(item, "strconv.Atoi"));
+                    items.push_back(value);
+                }
+                *target = std::move(items);
+            } else {
+                static_assert(std::is_same_v<T, std::vector<PeerConfig>>);
+                NARAD_ASSIGN_OR_RETURN(*target, parse_peer_list(text));
+            }
+            return Status::ok();
+        },
+        setting.bind(config));
+}
+
+std::string default_text(const Setting& setting) {
+    Config defaults;
+    return std::visit(
+        [](auto* value) -> std::string {
+            using T = std::remove_pointer_t<decltype(value)>;
+            auto code = [](const std::string& text) { return "`" + text + "`"; };
+            if constexpr (std::is_same_v<T, std::string>) {
+                return value->empty() ? "empty" : code(*value);
+            } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint16_t>) {
+                return code(std::to_string(*value));
+            } else if constexpr (std::is_same_v<T, nanoseconds>) {
+                return code(format_duration(*value));
+            } else if constexpr (std::is_same_v<T, bool>) {
+                return code(*value ? "true" : "false");
+            } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+                std::string list;
+                for (int64_t item : *value)
+                    list += (list.empty() ? "" : ", ") + std::to_string(item);
+                return code("[" + list + "]");
+            } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                return value->empty() ? "empty" : code(json(*value).dump());
+            } else {
+                return value->empty() ? "none" : std::to_string(value->size()) + " peers";
+            }
+        },
+        setting.bind(defaults));
+}
+
 }  // namespace
 
 EnvLookup process_environment() {
@@ -225,215 +1217,40 @@ EnvLookup process_environment() {
 Status apply_config_json(std::string_view text, Config& config) {
     json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (document.is_discarded()) return Status(Errc::invalid_argument, "invalid JSON");
-    HttpConfig& http = config.http;
-    ClusterConfig& cluster = config.cluster;
-    TopicDefaultsConfig& topic = config.topic;
-    FanoutConfig& fanout = config.fanout;
-    SecurityConfig& security = config.security;
-    return read_object(
-        document, "config",
-        {
-            {"http",
-             [&](const json& v) {
-                 return read_object(
-                     v, "http",
-                     {{"addr", string_field(http.addr, "http.addr")},
-                      {"pprof_addr", string_field(http.pprof_addr, "http.pprof_addr")},
-                      {"read_timeout", duration_field(http.read_timeout)},
-                      {"write_timeout", duration_field(http.write_timeout)},
-                      {"idle_timeout", duration_field(http.idle_timeout)},
-                      {"shutdown_grace", duration_field(http.shutdown_grace)},
-                      {"max_consume_wait", duration_field(http.max_consume_wait)}});
-             }},
-            {"cluster",
-             [&](const json& v) {
-                 return read_object(
-                     v, "cluster",
-                     {{"addr", string_field(cluster.addr, "cluster.addr")},
-                      {"node_id", string_field(cluster.node_id, "cluster.node_id")},
-                      {"name", string_field(cluster.name, "cluster.name")},
-                      {"join", string_field(cluster.join, "cluster.join")},
-                      {"meta_endpoints",
-                       [&](const json& m) {
-                           return read_string_list(m, cluster.meta_endpoints,
-                                                   "cluster.meta_endpoints");
-                       }},
-                      {"etcd_client_port", port_field(cluster.etcd_client_port, "cluster")},
-                      {"etcd_peer_port", port_field(cluster.etcd_peer_port, "cluster")},
-                      {"voters", int_field(cluster.voters, "cluster")},
-                      {"min_voters", int_field(cluster.min_voters, "cluster")},
-                      {"dead_after", duration_field(cluster.dead_after)},
-                      {"lease_ttl", duration_field(cluster.lease_ttl)},
-                      {"controller_tick", duration_field(cluster.controller_tick)},
-                      {"peers", [&](const json& p) { return read_peers(p, cluster.peers); }},
-                      {"initial_members", [&](const json& m) {
-                           return read_string_list(m, cluster.initial_members,
-                                                   "cluster.initial_members");
-                       }}});
-             }},
-            {"move",
-             [&](const json& v) {
-                 MoveConfig& move = config.move;
-                 return read_object(
-                     v, "move",
-                     {{"freeze_ttl", duration_field(move.freeze_ttl)},
-                      {"lag_bytes", int_field(move.lag_bytes, "move")},
-                      {"copy_rate", int_field(move.copy_rate, "move")},
-                      {"max_in_flight", int_field(move.max_in_flight, "move")},
-                      {"max_passes", int_field(move.max_passes, "move")},
-                      {"passes_without_progress", int_field(move.passes_without_progress, "move")},
-                      {"force_promote_after", duration_field(move.force_promote_after)},
-                      {"dead_target_abort_after", duration_field(move.dead_target_abort_after)},
-                      {"sweep_every", int_field(move.sweep_every, "move")},
-                      {"self_fence_margin", duration_field(move.self_fence_margin)}});
-             }},
-            {"storage", [&](const json& v) { return read_storage(v, config.storage); }},
-            {"topic",
-             [&](const json& v) {
-                 return read_object(
-                     v, "topic",
-                     {{"default_partitions", int_field(topic.default_partitions, "topic")},
-                      {"max_partitions", int_field(topic.max_partitions, "topic")},
-                      {"default_retention_age_ms",
-                       int_field(topic.default_retention_age_ms, "topic")},
-                      {"default_visibility_timeout_ms",
-                       int_field(topic.default_visibility_timeout_ms, "topic")},
-                      {"default_max_in_flight_per_partition",
-                       int_field(topic.default_max_in_flight_per_partition, "topic")},
-                      {"default_max_acked_ahead_per_partition",
-                       int_field(topic.default_max_acked_ahead_per_partition, "topic")}});
-             }},
-            {"fanout",
-             [&](const json& v) {
-                 return read_object(
-                     v, "fanout",
-                     {{"max_batch_records", int_field(fanout.max_batch_records, "fanout")},
-                      {"max_batch_bytes", int_field(fanout.max_batch_bytes, "fanout")},
-                      {"linger_ms", int_field(fanout.linger_ms, "fanout")}});
-             }},
-            {"log",
-             [&](const json& v) {
-                 return read_object(v, "log",
-                                    {{"level", string_field(config.log.level, "log.level")},
-                                     {"format", string_field(config.log.format, "log.format")}});
-             }},
-            {"security",
-             [&](const json& v) {
-                 return read_object(
-                     v, "security",
-                     {{"enabled", bool_field(security.enabled, "security.enabled")},
-                      {"cluster_tls_cert_file", string_field(security.cluster_tls_cert_file, "")},
-                      {"cluster_tls_key_file", string_field(security.cluster_tls_key_file, "")},
-                      {"cluster_tls_ca_file", string_field(security.cluster_tls_ca_file, "")}});
-             }},
-        });
+    if (!document.is_object()) return type_error(document, "config", "object");
+    for (const auto& [section, body] : document.items()) {
+        if (!is_section(section)) {
+            return Status(Errc::invalid_argument, "json: unknown field \"" + section + "\"");
+        }
+        if (body.is_null()) continue;
+        if (!body.is_object()) return type_error(body, section, "object");
+        for (const auto& [name, value] : body.items()) {
+            const Setting* setting = find_setting(section + "." + name);
+            if (setting == nullptr && section == "storage") {
+                return Status(Errc::invalid_argument, "storage." + name +
+                                                          " is an internal setting and cannot "
+                                                          "be configured");
+            }
+            if (setting == nullptr) {
+                return Status(Errc::invalid_argument, "json: unknown field \"" + name + "\"");
+            }
+            if (value.is_null()) continue;
+            NARAD_RETURN_IF_ERROR(read_json_value(*setting, value, config));
+            note_given(*setting, config);
+        }
+    }
+    return Status::ok();
 }
 
 Status apply_environment(const EnvLookup& env, Config& config) {
-    auto with_name = [](const std::string& name, const Status& status) {
-        return Status(status.code(), name + ": " + status.message());
-    };
-    auto set_string = [&](const char* name, std::string& target) {
-        if (auto v = env(name)) target = *v;
-    };
-    auto set_duration = [&](const char* name, nanoseconds& target) -> Status {
-        if (auto v = env(name)) {
-            auto parsed = parse_duration(*v);
-            if (!parsed.is_ok()) return with_name(name, parsed.status());
-            target = *parsed;
-        }
-        return Status::ok();
-    };
-    auto set_int = [&](const char* name, int64_t& target, const char* function) -> Status {
-        if (auto v = env(name)) {
-            auto parsed = parse_int(*v, function);
-            if (!parsed.is_ok()) return with_name(name, parsed.status());
-            target = *parsed;
-        }
-        return Status::ok();
-    };
-    set_string("NARAD_HTTP_ADDR", config.http.addr);
-    set_string("NARAD_HTTP_PPROF_ADDR", config.http.pprof_addr);
-    set_string("NARAD_CLUSTER_ADDR", config.cluster.addr);
-    set_string("NARAD_NODE_ID", config.cluster.node_id);
-    set_string("NARAD_DATA_DIR", config.storage.data_dir);
-    set_string("NARAD_LOG_LEVEL", config.log.level);
-    set_string("NARAD_LOG_FORMAT", config.log.format);
-    set_string("NARAD_ADMIN_PASSWORD", config.security.admin_password);
-    set_string("NARAD_CLUSTER_SECRET", config.security.cluster_secret);
-    set_string("NARAD_CLUSTER_TLS_CERT_FILE", config.security.cluster_tls_cert_file);
-    set_string("NARAD_CLUSTER_TLS_KEY_FILE", config.security.cluster_tls_key_file);
-    set_string("NARAD_CLUSTER_TLS_CA_FILE", config.security.cluster_tls_ca_file);
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_HTTP_READ_TIMEOUT", config.http.read_timeout));
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_HTTP_WRITE_TIMEOUT", config.http.write_timeout));
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_HTTP_IDLE_TIMEOUT", config.http.idle_timeout));
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_HTTP_SHUTDOWN_GRACE", config.http.shutdown_grace));
-    NARAD_RETURN_IF_ERROR(
-        set_duration("NARAD_HTTP_MAX_CONSUME_WAIT", config.http.max_consume_wait));
-    const char* atoi = "strconv.Atoi";
-    const char* parse_int64 = "strconv.ParseInt";
-    TopicDefaultsConfig& topic = config.topic;
-    NARAD_RETURN_IF_ERROR(
-        set_int("NARAD_TOPIC_DEFAULT_PARTITIONS", topic.default_partitions, atoi));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_TOPIC_MAX_PARTITIONS", topic.max_partitions, atoi));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_TOPIC_DEFAULT_RETENTION_AGE_MS",
-                                  topic.default_retention_age_ms, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_TOPIC_DEFAULT_VISIBILITY_TIMEOUT_MS",
-                                  topic.default_visibility_timeout_ms, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_TOPIC_DEFAULT_MAX_IN_FLIGHT_PER_PARTITION",
-                                  topic.default_max_in_flight_per_partition, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_TOPIC_DEFAULT_MAX_ACKED_AHEAD_PER_PARTITION",
-                                  topic.default_max_acked_ahead_per_partition, parse_int64));
-    NARAD_RETURN_IF_ERROR(
-        set_int("NARAD_FANOUT_MAX_BATCH_RECORDS", config.fanout.max_batch_records, atoi));
-    NARAD_RETURN_IF_ERROR(
-        set_int("NARAD_FANOUT_MAX_BATCH_BYTES", config.fanout.max_batch_bytes, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_FANOUT_LINGER_MS", config.fanout.linger_ms, parse_int64));
-    set_string("NARAD_CLUSTER_NAME", config.cluster.name);
-    set_string("NARAD_CLUSTER_JOIN", config.cluster.join);
-    if (auto v = env("NARAD_META_ENDPOINTS")) {
-        config.cluster.meta_endpoints = split_trimmed(*v, ',');
-    }
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_CLUSTER_DEAD_AFTER", config.cluster.dead_after));
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_CLUSTER_LEASE_TTL", config.cluster.lease_ttl));
-    NARAD_RETURN_IF_ERROR(
-        set_duration("NARAD_CLUSTER_CONTROLLER_TICK", config.cluster.controller_tick));
-    NARAD_RETURN_IF_ERROR(
-        set_int("NARAD_CLUSTER_MIN_VOTERS", config.cluster.min_voters, parse_int64));
-    MoveConfig& move = config.move;
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_FREEZE_TTL", move.freeze_ttl));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_LAG_BYTES", move.lag_bytes, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_COPY_RATE", move.copy_rate, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_MAX_IN_FLIGHT", move.max_in_flight, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_MAX_PASSES", move.max_passes, parse_int64));
-    NARAD_RETURN_IF_ERROR(
-        set_int("NARAD_MOVE_PASSES_WITHOUT_PROGRESS", move.passes_without_progress, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_FORCE_PROMOTE_AFTER", move.force_promote_after));
-    NARAD_RETURN_IF_ERROR(
-        set_duration("NARAD_MOVE_DEAD_TARGET_ABORT_AFTER", move.dead_target_abort_after));
-    NARAD_RETURN_IF_ERROR(set_int("NARAD_MOVE_SWEEP_EVERY", move.sweep_every, parse_int64));
-    NARAD_RETURN_IF_ERROR(set_duration("NARAD_MOVE_SELF_FENCE_MARGIN", move.self_fence_margin));
-    if (auto v = env("NARAD_SECURITY_ENABLED")) {
-        auto parsed = parse_bool(*v);
-        if (!parsed.is_ok()) return with_name("NARAD_SECURITY_ENABLED", parsed.status());
-        config.security.enabled = *parsed;
-    }
-    if (auto v = env("NARAD_CLUSTER_PEERS")) {
-        config.cluster.peers.clear();
-        for (const std::string& item : split_trimmed(*v, ',')) {
-            auto at = item.find('@');
-            bool one_at = at != std::string::npos && item.find('@', at + 1) == std::string::npos;
-            std::string id = one_at ? trim(item.substr(0, at)) : "";
-            std::string addr = one_at ? trim(item.substr(at + 1)) : "";
-            if (id.empty() || addr.empty()) {
-                return Status(Errc::invalid_argument, "NARAD_CLUSTER_PEERS: invalid peer \"" +
-                                                          item + "\": want id@host:port");
-            }
-            config.cluster.peers.push_back(PeerConfig{id, addr});
-        }
-    }
-    if (auto v = env("NARAD_CLUSTER_INITIAL_MEMBERS")) {
-        config.cluster.initial_members = split_trimmed(*v, ',');
+    for (const Setting& setting : settings()) {
+        if (setting.env.empty()) continue;
+        std::string name(setting.env);
+        auto value = env(name);
+        if (!value) continue;
+        Status read = read_env_value(setting, *value, config);
+        if (!read.is_ok()) return Status(read.code(), name + ": " + read.message());
+        note_given(setting, config);
     }
     return Status::ok();
 }
@@ -455,176 +1272,10 @@ void apply_flags(const ServeFlags& flags, Config& config) {
 }
 
 Status validate_config(const Config& config) {
-    std::vector<std::string> problems;
-    auto require = [&](bool ok, std::string message) {
-        if (!ok) problems.push_back(std::move(message));
-    };
-    // A listen or peer address must name a port; checked here so that nothing later has to
-    // assume it (a missing port is an error at start-up, never an abort).
-    auto require_address = [&](std::string_view field, const std::string& address,
-                               bool needs_host) {
-        if (trim(address).empty()) return;  // reported as empty where the field is required
-        auto split = split_host_port(address);
-        if (!split.is_ok()) {
-            problems.push_back(std::string(field) + " \"" + address +
-                               "\" must be host:port with a port from 0 to 65535");
-        } else if (needs_host && (split->first.empty() || split->second == 0)) {
-            problems.push_back(std::string(field) + " \"" + address +
-                               "\" must name a host and a port other than 0");
-        }
-    };
-    const HttpConfig& http = config.http;
-    require(!trim(http.addr).empty(), "http.addr must not be empty");
-    require_address("http.addr", http.addr, false);
-    require(http.read_timeout.count() > 0, "http.read_timeout must be > 0");
-    require(http.write_timeout.count() > 0, "http.write_timeout must be > 0");
-    require(http.idle_timeout.count() > 0, "http.idle_timeout must be > 0");
-    require(http.shutdown_grace.count() > 0, "http.shutdown_grace must be > 0");
-    require(http.max_consume_wait.count() >= 0, "http.max_consume_wait must be >= 0");
-    if (http.write_timeout.count() > 0 && http.max_consume_wait >= http.write_timeout) {
-        problems.push_back("http.max_consume_wait (" + format_duration(http.max_consume_wait) +
-                           ") must be < http.write_timeout (" +
-                           format_duration(http.write_timeout) + ")");
+    Problems problems;
+    for (const Setting& setting : settings()) {
+        if (setting.check != nullptr) setting.check(config, problems);
     }
-    if (http.max_consume_wait > http.shutdown_grace) {
-        problems.push_back("http.max_consume_wait (" + format_duration(http.max_consume_wait) +
-                           ") must be <= http.shutdown_grace (" +
-                           format_duration(http.shutdown_grace) + ")");
-    }
-
-    const ClusterConfig& cluster = config.cluster;
-    require(!trim(cluster.addr).empty(), "cluster.addr must not be empty");
-    require_address("cluster.addr", cluster.addr, false);
-    require_address("cluster.join", cluster.join, true);
-    for (const std::string& endpoint : cluster.meta_endpoints) {
-        constexpr std::string_view kScheme = "http://";
-        std::string_view rest = endpoint;
-        if (!rest.starts_with(kScheme)) {
-            problems.push_back("cluster.meta_endpoints: \"" + endpoint +
-                               "\" must be http://host:port");
-            continue;
-        }
-        rest.remove_prefix(kScheme.size());
-        require_address("cluster.meta_endpoints", std::string(rest.substr(0, rest.find('/'))),
-                        true);
-    }
-    require(http.addr != cluster.addr, "http.addr and cluster.addr must differ");
-    require(cluster.dead_after >= std::chrono::seconds(1), "cluster.dead_after must be >= 1s");
-    require(cluster.lease_ttl >= std::chrono::seconds(1), "cluster.lease_ttl must be >= 1s");
-    require(cluster.controller_tick >= std::chrono::milliseconds(100),
-            "cluster.controller_tick must be >= 100ms");
-    const MoveConfig& move = config.move;
-    require(move.freeze_ttl >= std::chrono::seconds(1), "move.freeze_ttl must be >= 1s");
-    require(move.max_in_flight >= 1 && move.max_in_flight <= 1024,
-            "move.max_in_flight must be between 1 and 1024");
-    require(move.lag_bytes >= 0 && move.copy_rate >= 0,
-            "move.lag_bytes and move.copy_rate must not be negative");
-    require(move.max_passes >= 1 && move.max_passes <= 1000,
-            "move.max_passes must be between 1 and 1000");
-    require(move.passes_without_progress >= 1 && move.passes_without_progress <= move.max_passes,
-            "move.passes_without_progress must be between 1 and move.max_passes");
-    require(move.force_promote_after >= std::chrono::seconds(1),
-            "move.force_promote_after must be >= 1s");
-    require(move.dead_target_abort_after >= std::chrono::seconds(1),
-            "move.dead_target_abort_after must be >= 1s");
-    require(move.sweep_every >= 0, "move.sweep_every must be >= 0 (0: never)");
-    require(move.self_fence_margin >= nanoseconds(0), "move.self_fence_margin must be >= 0");
-    require(cluster.voters >= 1 && cluster.voters <= 5 && cluster.voters % 2 == 1,
-            "cluster.voters must be 1, 3 or 5");
-    require(cluster.min_voters >= 1 && cluster.min_voters <= 5,
-            "cluster.min_voters must be between 1 and 5");
-    require(validate_node_id(cluster.name).is_ok(),
-            "cluster.name must match ^[A-Za-z0-9._-]{1,255}$");
-    if (!cluster.node_id.empty()) {
-        Status node_id = validate_node_id(cluster.node_id);
-        require(node_id.is_ok(), node_id.message());
-    }
-    require(cluster.etcd_client_port != cluster.etcd_peer_port,
-            "cluster.etcd_client_port and cluster.etcd_peer_port must differ");
-    if (!cluster.peers.empty()) {
-        require(!cluster.node_id.empty(),
-                "cluster.node_id must not be empty when cluster.peers is set");
-        if (cluster.peers.size() < 3) {
-            problems.push_back("cluster.peers must list at least 3 voters including self, got " +
-                               std::to_string(cluster.peers.size()));
-        }
-        std::vector<std::string> ids, addrs;
-        bool has_id = false, has_addr = false, has_voter = false;
-        for (size_t i = 0; i < cluster.peers.size(); ++i) {
-            const PeerConfig& peer = cluster.peers[i];
-            std::string where = "cluster.peers[" + std::to_string(i) + "]";
-            require(!peer.id.empty(), where + ".id must not be empty");
-            require(!peer.addr.empty(), where + ".addr must not be empty");
-            if (std::find(ids.begin(), ids.end(), peer.id) != ids.end()) {
-                problems.push_back("cluster peer id \"" + peer.id + "\" must be unique");
-            }
-            if (std::find(addrs.begin(), addrs.end(), peer.addr) != addrs.end()) {
-                problems.push_back("cluster peer addr \"" + peer.addr + "\" must be unique");
-            }
-            ids.push_back(peer.id);
-            addrs.push_back(peer.addr);
-            has_id |= peer.id == cluster.node_id;
-            has_addr |= addr_matches(peer.addr, cluster.addr);
-            has_voter |= peer.id == cluster.node_id && addr_matches(peer.addr, cluster.addr);
-        }
-        require(has_id, "cluster.peers must include local node id \"" + cluster.node_id + "\"");
-        require(has_addr,
-                "cluster.peers must include local cluster address \"" + cluster.addr + "\"");
-        require(has_voter, "cluster.peers must include local voter \"" + cluster.node_id + "\"@" +
-                               cluster.addr);
-    }
-
-    const StorageConfig& storage = config.storage;
-    require(!storage.data_dir.empty(), "storage.data_dir must not be empty");
-    std::string codec = lower(storage.codec);
-    require(codec == "zstd" || codec == "none",
-            "storage.codec \"" + storage.codec + "\" is not one of [zstd, none]");
-    std::string level = lower(storage.compression_level);
-    require(level == "fastest" || level == "default" || level == "better" || level == "best",
-            "storage.compression_level \"" + storage.compression_level +
-                "\" is not one of [fastest, default, better, best]");
-    require(storage.idle_log_eviction_ms == 0 || storage.idle_log_eviction_ms >= 60'000,
-            "storage.idle_log_eviction_ms (" + std::to_string(storage.idle_log_eviction_ms) +
-                ") must be 0 (disabled) or >= 60000");
-
-    const TopicDefaultsConfig& topic = config.topic;
-    require(topic.default_partitions >= 3, "topic.default_partitions must be >= 3");
-    require(topic.max_partitions > 0, "topic.max_partitions must be > 0");
-    if (topic.default_partitions > topic.max_partitions) {
-        problems.push_back("topic.default_partitions (" + std::to_string(topic.default_partitions) +
-                           ") must not exceed topic.max_partitions (" +
-                           std::to_string(topic.max_partitions) + ")");
-    }
-    if (topic.default_retention_age_ms < 0) {
-        problems.push_back("topic.default_retention_age_ms must be >= 0");
-    } else if (topic.default_retention_age_ms != 0 && topic.default_retention_age_ms < 3'600'000) {
-        problems.push_back("topic.default_retention_age_ms (" +
-                           std::to_string(topic.default_retention_age_ms) +
-                           ") must be >= 3600000 (1 hour) or 0 (keep forever)");
-    }
-    require(topic.default_visibility_timeout_ms >= 0,
-            "topic.default_visibility_timeout_ms must be >= 0");
-    require(topic.default_max_in_flight_per_partition > 0,
-            "topic.default_max_in_flight_per_partition must be > 0");
-    require(topic.default_max_acked_ahead_per_partition > 0,
-            "topic.default_max_acked_ahead_per_partition must be > 0");
-
-    require(config.fanout.max_batch_records > 0, "fanout.max_batch_records must be > 0");
-    require(config.fanout.max_batch_bytes > 0, "fanout.max_batch_bytes must be > 0");
-    require(config.fanout.linger_ms >= 0, "fanout.linger_ms must be >= 0");
-
-    std::string log_level = lower(config.log.level);
-    require(log::valid_level(log_level) || log_level == "warning",
-            "log.level \"" + config.log.level + "\" is not one of [debug, info, warn, error]");
-    require(config.log.format == "json" || config.log.format == "text",
-            "log.format \"" + config.log.format + "\" is not one of [json, text]");
-
-    if (config.security.enabled && !cluster.peers.empty()) {
-        require(!config.security.cluster_secret.empty(),
-                "security.cluster_secret (NARAD_CLUSTER_SECRET) is required when security is "
-                "enabled with cluster peers");
-    }
-
     if (problems.empty()) return Status::ok();
     std::string joined;
     for (const auto& problem : problems) {
@@ -632,6 +1283,27 @@ Status validate_config(const Config& config) {
         joined += problem;
     }
     return Status(Errc::invalid_argument, joined);
+}
+
+std::string settings_reference() {
+    std::string out =
+        "| Setting | Variable | Flag | Default | Accepts | Notes |\n"
+        "| --- | --- | --- | --- | --- | --- |\n";
+    auto code = [](std::string_view text) {
+        return text.empty() ? std::string("") : "`" + std::string(text) + "`";
+    };
+    for (const Setting& setting : settings()) {
+        std::string notes(setting.doc);
+        if (!setting.inert.empty()) {
+            notes +=
+                " Accepted and checked, without effect here: " + std::string(setting.inert) + ".";
+        }
+        out += "| " + (setting.key.empty() ? "(environment only)" : code(setting.key)) + " | " +
+               (setting.env.empty() ? "(file only)" : code(setting.env)) + " | " +
+               code(setting.flag) + " | " + default_text(setting) + " | " +
+               std::string(setting.rule) + " | " + notes + " |\n";
+    }
+    return out;
 }
 
 Result<Config> load_config(const ServeFlags& flags, const EnvLookup& env) {

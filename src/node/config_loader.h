@@ -1,8 +1,10 @@
 // Loads the layered configuration of `narad serve`: defaults, the JSON file given by --config
-// (strict: unknown keys are errors; the storage block takes only its four public keys), NARAD_*
-// environment variables (a variable counts when set, even to ""), then flags; finally every rule is
-// checked and all violations are reported together, in Narad's words. Pure apart from reading the
-// file and the environment passed in.
+// (strict: unknown keys are errors; the storage block takes only its public keys; durations are
+// strings with a unit), NARAD_* environment variables (a variable counts when set, even to ""),
+// then flags; finally every rule is checked and all violations are reported together, in Narad's
+// words. One table in config_loader.cc describes every setting once. Narad settings that have no
+// effect here are accepted and checked, and recorded in Config::inert when given. Pure apart from
+// reading the file and the environment passed in.
 #pragma once
 
 #include <functional>
@@ -45,6 +47,9 @@ Status apply_environment(const EnvLookup& env, Config& config);
 void apply_flags(const ServeFlags& flags, Config& config);
 // Checks every rule; the message joins all violations with "; ".
 Status validate_config(const Config& config);
+
+// The reference table of every setting (Markdown), as docs/configuration.md carries it.
+std::string settings_reference();
 
 // All of the above, with Narad's error prefixes ("config: config: load file: ...").
 Result<Config> load_config(const ServeFlags& flags, const EnvLookup& env);

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 
 namespace narad::node {
 namespace {
@@ -55,9 +59,14 @@ TEST(ConfigLoaderTest, FileIsStrict) {
     EXPECT_EQ(apply_config_json(R"({"storage":{"segment_bytes":1}})", config).message(),
               "storage.segment_bytes is an internal setting and cannot be configured");
     EXPECT_EQ(apply_config_json(R"({"http":{"read_timeout":true}})", config).message(),
-              "config: duration must be a string (e.g. \"10s\") or a number of nanoseconds");
-    ASSERT_TRUE(apply_config_json(R"({"http":{"read_timeout":10}})", config).is_ok());
-    EXPECT_EQ(config.http.read_timeout.count(), 10);  // nanoseconds, as Narad
+              "config: http.read_timeout: a duration is a string with a unit, such as \"10s\"");
+    // A bare number is refused, as Narad's loader refuses it.
+    EXPECT_FALSE(apply_config_json(R"({"http":{"read_timeout":10}})", config).is_ok());
+    EXPECT_EQ(config.http.read_timeout, std::chrono::seconds(10));
+    EXPECT_EQ(apply_config_json(R"({"bogus":{}})", config).message(),
+              "json: unknown field \"bogus\"");
+    EXPECT_EQ(apply_config_json(R"({"topic":{"default_partitions":"3"}})", config).message(),
+              "json: cannot unmarshal string into field topic.default_partitions of type int");
 }
 
 // Rule: environment values are parsed as Go parses them, with Narad's error texts.
@@ -148,6 +157,100 @@ TEST(ConfigLoaderTest, AddressesNeedAPort) {
               "config: cluster.meta_endpoints: \"127.0.0.1:2379\" must be http://host:port");
     EXPECT_TRUE(
         load_config(ServeFlags{.meta_endpoints = {"http://127.0.0.1:2379"}}, env_of({})).is_ok());
+}
+
+// Rule: a Narad 3.2 file loads: every key it may hold is known here, the Narad settings with no
+// effect here are accepted, checked and reported, and an unknown key is still an error.
+TEST(ConfigLoaderTest, ANarad32FileLoads) {
+    Config config;
+    Status loaded = apply_config_json(R"({
+        "http": {"addr": ":7942", "max_header_bytes": 8192, "max_connections": 100,
+                 "max_consume_in_flight_per_identity": 10,
+                 "max_produce_in_flight_per_identity": 5,
+                 "max_batch_body_bytes_in_flight": 1048576, "metrics_addr": ":9100",
+                 "metrics_unauthenticated": true, "pprof_addr": ""},
+        "cluster": {"advertise_addr": "10.0.0.1:7943", "raft_snapshot_threshold": 10,
+                    "raft_snapshot_interval": "1m", "raft_trailing_logs": 5},
+        "storage": {"cold_retention_walk_ms": 60000,
+                    "consumer_offset_commit_interval_ms": 1000, "ingress_wal_prealloc": true},
+        "security": {"enabled": false, "allow_plaintext_raft": true,
+                     "allow_insecure_cluster": true, "allow_legacy_cluster_auth": false}
+    })",
+                                      config);
+    ASSERT_TRUE(loaded.is_ok()) << loaded.message();
+    EXPECT_EQ(config.http.max_header_bytes, 8192);
+    EXPECT_EQ(config.http.max_connections, 100);
+    EXPECT_EQ(config.http.max_consume_in_flight_per_identity, 10);
+    EXPECT_EQ(config.http.max_produce_in_flight_per_identity, 5);
+    EXPECT_EQ(config.http.metrics_addr, ":9100");
+    EXPECT_EQ(config.cluster.advertise_addr, "10.0.0.1:7943");
+    EXPECT_EQ(config.storage.cold_retention_walk_ms, 60'000);
+    EXPECT_EQ(config.storage.consumer_offset_commit_interval_ms, 1000);
+    ASSERT_TRUE(validate_config(config).is_ok()) << validate_config(config).message();
+    // Each inert setting given is reported once, with its reason.
+    std::set<std::string> inert;
+    for (const std::string& line : config.inert) inert.insert(line.substr(0, line.find(':')));
+    EXPECT_EQ(inert, (std::set<std::string>{
+                         "http.metrics_unauthenticated", "http.pprof_addr",
+                         "cluster.raft_snapshot_threshold", "cluster.raft_snapshot_interval",
+                         "cluster.raft_trailing_logs", "storage.ingress_wal_prealloc",
+                         "security.allow_plaintext_raft", "security.allow_insecure_cluster",
+                         "security.allow_legacy_cluster_auth"}));
+    EXPECT_FALSE(apply_config_json(R"({"http":{"max_headers":1}})", config).is_ok());
+    ASSERT_TRUE(apply_environment(env_of({{"NARAD_REMOTES_ALLOWED_PORTS", "443, 8443"},
+                                          {"NARAD_HTTP_MAX_CONNECTIONS", "0"}}),
+                                  config)
+                    .is_ok());
+    EXPECT_EQ(config.remotes.allowed_ports, (std::vector<int64_t>{443, 8443}));
+    EXPECT_EQ(config.http.max_connections, 0);
+}
+
+// Rule: the new settings are checked with the rest, in one message.
+TEST(ConfigLoaderTest, NewSettingsAreChecked) {
+    auto failed = load_config({}, env_of({{"NARAD_HTTP_MAX_HEADER_BYTES", "100"},
+                                          {"NARAD_HTTP_METRICS_ADDR", ":7942"},
+                                          {"NARAD_CLUSTER_ADVERTISE_ADDR", ":7943"},
+                                          {"NARAD_REMOTES_ALLOWED_PORTS", "0"},
+                                          {"NARAD_TOPIC_DEFAULT_VISIBILITY_TIMEOUT_MS", "0"}}));
+    EXPECT_EQ(failed.status().message(),
+              "config: http.max_header_bytes must be between 4096 and 1048576; "
+              "http.metrics_addr must differ from http.addr and cluster.addr; "
+              "cluster.advertise_addr \":7943\" must name a host and a port other than 0; "
+              "topic.default_visibility_timeout_ms must be > 0; "
+              "remotes.allowed_ports entries must be 1..65535");
+    Config config;
+    ASSERT_TRUE(apply_config_json(R"({"storage":{"consumer_offset_commit_interval_ms":5}})", config)
+                    .is_ok());
+    EXPECT_EQ(validate_config(config).message(),
+              "storage.consumer_offset_commit_interval_ms (5) must be between 10 and 60000");
+    EXPECT_EQ(apply_config_json(R"({"storage":{"fsync":"per_write"}})", config).message(),
+              "storage.fsync is an internal setting and cannot be configured");
+}
+
+// Rule: docs/configuration.md carries the reference table generated from the settings table, so
+// the doc cannot drift from the code. NARAD_UPDATE_DOCS=1 rewrites it.
+TEST(ConfigLoaderTest, TheReferenceInTheDocsIsTheTable) {
+    const std::string path = std::string(NARAD_SOURCE_DIR) + "/docs/configuration.md";
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    std::string doc = buffer.str();
+    const std::string begin = "<!-- settings:begin (generated by config_loader_test) -->\n";
+    const std::string end = "<!-- settings:end -->";
+    size_t from = doc.find(begin);
+    size_t to = doc.find(end);
+    ASSERT_NE(from, std::string::npos) << "no generated section in " << path;
+    ASSERT_NE(to, std::string::npos);
+    from += begin.size();
+    std::string table = settings_reference();
+    if (const char* update = std::getenv("NARAD_UPDATE_DOCS"); update && *update == '1') {
+        doc.replace(from, to - from, table);
+        std::ofstream(path) << doc;
+        return;
+    }
+    EXPECT_EQ(doc.substr(from, to - from), table)
+        << "docs/configuration.md is stale: run the test with NARAD_UPDATE_DOCS=1";
 }
 
 }  // namespace

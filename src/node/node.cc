@@ -3,9 +3,11 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <optional>
 #include <set>
 
 #include "api/api.h"
+#include "api/in_flight_limits.h"
 #include "api/internal_routes.h"
 #include "api/move_routes.h"
 #include "api/node_status.h"
@@ -91,7 +93,7 @@ class Node::Impl {
         partition_options.before_publish = [this] { return owner_fence(); };
         logs_ = std::make_unique<storage::LogManager>(fs_, clock_, data, partition_options);
         offsets_ = std::make_unique<queue::OffsetCommitter>(
-            fs_, Millis(config_.storage.offset_commit_interval_ms));
+            fs_, Millis(config_.storage.consumer_offset_commit_interval_ms));
 
         auto listen = split_host_port(config_.http.addr);
         if (!listen.is_ok()) return listen.status().with_context("http.addr");
@@ -108,7 +110,16 @@ class Node::Impl {
         server_options.idle_timeout = std::chrono::duration_cast<Millis>(config_.http.idle_timeout);
         server_options.shutdown_grace =
             std::chrono::duration_cast<Millis>(config_.http.shutdown_grace);
+        server_options.header_limit_bytes = static_cast<uint32_t>(config_.http.max_header_bytes);
+        server_options.connections_max = static_cast<uint32_t>(config_.http.max_connections);
         router_ = std::make_unique<api::Router>(clock_, api::ContentTypeGuard::on);
+        in_flight_ = std::make_unique<api::InFlightLimits>(api::InFlightOptions{
+            .max_consume_per_identity = config_.http.max_consume_in_flight_per_identity,
+            .max_produce_per_identity = config_.http.max_produce_in_flight_per_identity,
+            .max_batch_body_bytes = config_.http.max_batch_body_bytes_in_flight,
+        });
+        router_->set_screen(
+            [limits = in_flight_.get()](net::HttpRequest& head) { return limits->screen(head); });
         server_ = std::make_unique<net::HttpServer>(server_options, *router_);
 
         consume_ = std::make_unique<queue::ConsumeService>(fs_, clock_, *store_, *logs_, guards_,
@@ -207,7 +218,10 @@ class Node::Impl {
         });
         context_->cluster.min_voters = static_cast<uint32_t>(config_.cluster.min_voters);
         context_->cluster.max_in_flight_moves = static_cast<uint32_t>(config_.move.max_in_flight);
-        api::register_routes(*router_, *context_);
+        api::register_routes(*router_, *context_,
+                             config_.http.metrics_addr.empty() ? api::MetricsRoute::served
+                                                               : api::MetricsRoute::elsewhere);
+        NARAD_RETURN_IF_ERROR(build_metrics_port(server_options));
         NARAD_RETURN_IF_ERROR(build_moves());
         api::register_public_move_routes(*router_, *context_, runner_.get());
         node_status_ = std::make_unique<api::NodeStatusSources>(api::NodeStatusSources{
@@ -239,6 +253,13 @@ class Node::Impl {
                 return cluster_listening.with_context("cluster port " + config_.cluster.addr);
             }
         }
+        if (metrics_server_) {
+            Status metrics_listening = metrics_server_->start();
+            if (!metrics_listening.is_ok()) {
+                return metrics_listening.with_context("http.metrics_addr " +
+                                                      config_.http.metrics_addr);
+            }
+        }
         Status listening = server_->start();
         if (!listening.is_ok()) return listening;
         register_node_metrics();
@@ -263,6 +284,7 @@ class Node::Impl {
         if (consume_) consume_->stop();
         if (runner_) runner_->stop();
         if (server_) server_->stop();
+        if (metrics_server_) metrics_server_->stop();
         if (cluster_server_) cluster_server_->stop();
         if (maintenance_) maintenance_->stop();
         if (blocking_) blocking_->stop();
@@ -291,9 +313,12 @@ class Node::Impl {
                       "commits nothing and hands out no leases until it reaches etcd again");
     }
 
-    // The host other nodes reach this one at: the API address's host when it names one, else the
-    // cluster address's, else the host name.
+    // The host other nodes reach this one at: cluster.advertise_addr's when set, else the API
+    // address's host when it names one, else the cluster address's, else the host name.
     std::string advertised_host() const {
+        if (auto advertised = split_host_port(config_.cluster.advertise_addr); advertised.is_ok()) {
+            return advertised->first;
+        }
         auto usable = [](const std::string& address) -> std::string {
             auto split = split_host_port(address);
             if (!split.is_ok()) return {};
@@ -317,7 +342,8 @@ class Node::Impl {
         options.data_dir = config_.storage.data_dir;
         options.cluster_name = cluster.name;
         options.api_addr = host + ":" + port_of(config_.http.addr);
-        options.cluster_addr = host + ":" + port_of(cluster.addr);
+        options.cluster_addr = cluster.advertise_addr.empty() ? host + ":" + port_of(cluster.addr)
+                                                              : cluster.advertise_addr;
         options.meta_endpoints = cluster.meta_endpoints;
         options.join = cluster.join;
         options.cluster_secret = config_.security.cluster_secret;
@@ -386,6 +412,23 @@ class Node::Impl {
         // Forwarded consumes park here for up to their wait: more threads than the blocking pool.
         routing_pool_ = std::make_unique<ThreadPool>("narad-route", 16, 1'000);
         commit_pool_ = std::make_unique<ThreadPool>("narad-commit", 8, 10'000);
+    }
+
+    // http.metrics_addr: a listener of its own for /metrics, /healthz and /readyz, without the
+    // API's cross-site guard (it takes no writes).
+    Status build_metrics_port(const net::ServerOptions& public_options) {
+        if (config_.http.metrics_addr.empty()) return Status::ok();
+        auto address = split_host_port(config_.http.metrics_addr);
+        if (!address.is_ok()) return address.status().with_context("http.metrics_addr");
+        net::ServerOptions options = public_options;
+        options.address = address->first.empty() ? "0.0.0.0" : address->first;
+        options.port = address->second;
+        options.threads = 1;
+        options.body_limit_ceiling_bytes = 0;
+        metrics_router_ = std::make_unique<api::Router>(clock_, api::ContentTypeGuard::off);
+        api::register_health_routes(*metrics_router_, *context_, api::MetricsRoute::served);
+        metrics_server_ = std::make_unique<net::HttpServer>(options, *metrics_router_);
+        return Status::ok();
     }
 
     // The node-to-node port (always served: other nodes join through it). Without a cluster
@@ -518,15 +561,26 @@ class Node::Impl {
         return Status::ok();
     }
 
-    // Retention and idle-log eviction, every retention_check_interval.
+    // Retention of open logs and idle-log eviction, every retention_check_interval; retention of
+    // closed logs (the cold walk) every storage.cold_retention_walk_ms. A log is opened here only
+    // when its directory shows an expired segment, and closed again after.
     void maintain() {
         meta::MetaSnapshot snapshot = store_->snapshot();
+        int64_t walk_ms = config_.storage.cold_retention_walk_ms;
+        MonoTime now = clock_.now();
+        bool cold_walk =
+            walk_ms > 0 && (!last_cold_walk_ || now - *last_cold_walk_ >= Millis(walk_ms));
+        if (cold_walk) last_cold_walk_ = now;
         for (const auto& [name, topic] : snapshot->topics) {
-            if (topic.retention_ms <= 0) continue;
+            if (topic.retention_ms <= 0) continue;  // 0 keeps messages forever
+            Millis retention(topic.retention_ms);
             for (uint32_t p = 0; p < topic.partitions; ++p) {
-                auto log = logs_->get(name, PartitionId(p), storage::CreateIfMissing::no);
-                if (!log.is_ok()) continue;
-                auto result = (*log)->enforce_retention(Millis(topic.retention_ms));
+                Result<storage::RetentionResult> result = storage::RetentionResult{};
+                if (auto log = logs_->get_if_open(name, PartitionId(p))) {
+                    result = log->enforce_retention(retention);
+                } else if (cold_walk) {
+                    result = logs_->sweep_closed(name, PartitionId(p), retention);
+                }
                 if (!result.is_ok()) {
                     NARAD_LOG_WARN("retention of {}/{} failed: {}", name, p,
                                    result.status().to_string());
@@ -637,8 +691,12 @@ class Node::Impl {
     meta::MetaSnapshot purged_view_;    // only touched by the metastore watcher
     std::unique_ptr<storage::LogManager> logs_;
     std::unique_ptr<queue::OffsetCommitter> offsets_;
+    std::unique_ptr<api::InFlightLimits> in_flight_;
     std::unique_ptr<api::Router> router_;
     std::unique_ptr<net::HttpServer> server_;
+    std::unique_ptr<api::Router> metrics_router_;
+    std::unique_ptr<net::HttpServer> metrics_server_;
+    std::optional<MonoTime> last_cold_walk_;  // on the maintenance thread only
     std::unique_ptr<queue::ConsumeService> consume_;
     std::unique_ptr<TopicBackend> backend_;
     std::unique_ptr<wal::IngressWal> wal_;

@@ -154,6 +154,9 @@ int serve_main(int argc, char** argv) {
     std::string level = lower(config->log.level);
     if (level == "warning") level = "warn";
     log::init(level, config->log.format == "text" ? log::Format::text : log::Format::json);
+    for (const std::string& inert : config->inert) {
+        NARAD_LOG_WARN("config: {} (the setting is accepted and has no effect)", inert);
+    }
     if (config->security.enabled) {
         std::fprintf(stderr,
                      "narad: security is enabled, but users and authentication are not available "
