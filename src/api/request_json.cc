@@ -263,7 +263,7 @@ Result<meta::CreateTopicRequest> decode_create_topic(std::string_view body) {
         } else if (key == "partitions") {
             NARAD_RETURN_IF_ERROR(read_int(value, go, key, request.partitions));
         } else if (key == "retention_ms") {
-            NARAD_RETURN_IF_ERROR(read_int(value, go, key, request.retention_ms));
+            NARAD_RETURN_IF_ERROR(read_optional_int(value, go, key, request.retention_ms));
         } else if (key == "visibility_timeout_ms") {
             NARAD_RETURN_IF_ERROR(read_int(value, go, key, request.visibility_timeout_ms));
         } else if (key == "max_in_flight_per_partition") {

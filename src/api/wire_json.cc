@@ -27,6 +27,8 @@ void string_field(std::string& out, const char* name, std::string_view value) {
 void append_topic_fields(std::string& out, const meta::Topic& topic, RoleField role) {
     out += '{';
     string_field(out, "name", topic.name);
+    // The incarnation: 16 hex digits, new on every create of the name (Narad 3.2's `id`).
+    if (!topic.incarnation.value().empty()) string_field(out, "id", topic.incarnation.value());
     number_field(out, "partitions", topic.partitions);
     number_field(out, "retention_ms", topic.retention_ms);
     number_field(out, "visibility_timeout_ms", topic.visibility_timeout_ms);

@@ -21,9 +21,9 @@ bool matches(std::string_view name, size_t max_length) {
 }  // namespace
 
 Status validate_topic_name(std::string_view name) {
-    if (!matches(name, 255) || name == "." || name == "..") {
+    if (!matches(name, kMaxTopicNameLength) || name == "." || name == "..") {
         return Status(Errc::invalid_argument,
-                      "invalid topic name: must match ^[A-Za-z0-9._-]{1,255}$ and not be . or ..");
+                      "invalid topic name: must match ^[A-Za-z0-9._-]{1,200}$ and not be . or ..");
     }
     return Status::ok();
 }

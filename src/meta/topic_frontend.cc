@@ -18,9 +18,16 @@ Status check_name(std::string_view name) {
         return invalid("topic name must not be \"" + std::string(name) + "\"");
     }
     if (!validate_topic_name(name).is_ok()) {
-        return invalid("topic name must match ^[A-Za-z0-9._-]{1,255}$");
+        return invalid("topic name must match ^[A-Za-z0-9._-]{1,200}$");
     }
     return Status::ok();
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
 }
 
 bool schema_present(const std::optional<std::string>& schema) {
@@ -79,9 +86,10 @@ Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
                        ")");
     }
     topic.partitions = static_cast<uint32_t>(partitions);
-    if (request.retention_ms < 0) return invalid("retention_ms must be >= 0 (0 = use default)");
-    topic.retention_ms =
-        request.retention_ms == 0 ? policy_.default_retention_ms : request.retention_ms;
+    if (request.retention_ms && *request.retention_ms < 0) {
+        return invalid("retention_ms must be >= 0 (0 = keep forever)");
+    }
+    topic.retention_ms = request.retention_ms.value_or(policy_.default_retention_ms);
     NARAD_RETURN_IF_ERROR(check_retention_floor(topic.retention_ms));
     auto defaulted = [](int64_t value, int64_t fallback, const char* field) -> Result<int64_t> {
         if (value < 0) return invalid(std::string(field) + " must be >= 0 (0 = use default)");
@@ -103,8 +111,19 @@ Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
         if (!compiled.is_ok()) return invalid(compiled.status().message());
         NARAD_ASSIGN_OR_RETURN(topic.schema, compact_schema(*request.schema));
     }
-    if (store_.snapshot()->find_topic(topic.name) != nullptr) {
+    meta::MetaSnapshot existing = store_.snapshot();
+    if (existing->find_topic(topic.name) != nullptr) {
         return Status(Errc::already_exists, "topic already exists");
+    }
+    // Names are case-sensitive, but two that differ only in case are refused (Narad 3.2): they
+    // would be confused by people and collide on case-insensitive file systems.
+    for (const auto& [name, other] : existing->topics) {
+        if (equals_ignoring_case(name, topic.name)) {
+            return Status(Errc::conflict, "topic name \"" + topic.name +
+                                              "\" differs only in letter case from the existing "
+                                              "topic \"" +
+                                              name + "\"");
+        }
     }
     if (!request.parent.empty()) {
         return Status(Errc::not_implemented,
@@ -131,7 +150,7 @@ Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
             "at least one of partitions, retention_ms, max_*_per_partition, or schema is required");
     }
     if (request.retention_ms && *request.retention_ms < 0) {
-        return bad("retention_ms must be >= 0 (0 = use default)");
+        return bad("retention_ms must be >= 0 (0 = keep forever)");
     }
     if (request.max_in_flight_per_partition && *request.max_in_flight_per_partition < 0) {
         return bad("max_in_flight_per_partition must be >= 0 (0 = use default)");
@@ -158,8 +177,7 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
     Topic topic = *current;
     // Every group is validated before anything is written, so a failed PATCH changes nothing.
     if (request.retention_ms) {
-        topic.retention_ms =
-            *request.retention_ms == 0 ? policy_.default_retention_ms : *request.retention_ms;
+        topic.retention_ms = *request.retention_ms;  // 0 keeps messages forever
         NARAD_RETURN_IF_ERROR(check_retention_floor(topic.retention_ms));
     }
     if (request.max_in_flight_per_partition) {

@@ -30,11 +30,12 @@ struct TopicPolicy {
 inline constexpr int64_t kMinRetentionMs = 3'600'000;
 inline constexpr int64_t kMaxFanoutDelayMs = 31'536'000'000;
 
-// A create request as decoded from JSON; 0 means "use the default".
+// A create request as decoded from JSON; 0 means "use the default", except for retention_ms, where
+// absent takes the default and 0 keeps messages forever (Narad 3.2).
 struct CreateTopicRequest {
     std::string name;
     int64_t partitions = 0;
-    int64_t retention_ms = 0;
+    std::optional<int64_t> retention_ms;
     int64_t visibility_timeout_ms = 0;
     int64_t max_in_flight_per_partition = 0;
     int64_t max_acked_ahead_per_partition = 0;

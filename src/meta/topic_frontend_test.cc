@@ -37,13 +37,13 @@ TEST_F(TopicFrontendTest, CreateValidationTexts) {
     EXPECT_EQ(create_error({.name = ""}), "invalid argument: name required");
     EXPECT_EQ(create_error({.name = ".."}), "invalid argument: topic name must not be \"..\"");
     EXPECT_EQ(create_error({.name = "a/b"}),
-              "invalid argument: topic name must match ^[A-Za-z0-9._-]{1,255}$");
+              "invalid argument: topic name must match ^[A-Za-z0-9._-]{1,200}$");
     EXPECT_EQ(create_error({.name = "t", .partitions = 2}),
               "invalid argument: partitions must be >= 3 (0 = use default)");
     EXPECT_EQ(create_error({.name = "t", .partitions = 109}),
               "invalid argument: partitions (109) exceeds topic.max_partitions (108)");
     EXPECT_EQ(create_error({.name = "t", .retention_ms = -1}),
-              "invalid argument: retention_ms must be >= 0 (0 = use default)");
+              "invalid argument: retention_ms must be >= 0 (0 = keep forever)");
     EXPECT_EQ(create_error({.name = "t", .retention_ms = 1000}),
               "invalid argument: retention_ms (1000) is below the minimum of 3600000 (1 hour)");
     EXPECT_EQ(create_error({.name = "t", .visibility_timeout_ms = -5}),
@@ -94,7 +94,7 @@ TEST_F(TopicFrontendTest, UpdateShapeTexts) {
     EXPECT_EQ(TopicFrontend::validate_update({.partitions = -1}).message(),
               "partitions must be > 0");
     EXPECT_EQ(TopicFrontend::validate_update({.retention_ms = -1}).message(),
-              "retention_ms must be >= 0 (0 = use default)");
+              "retention_ms must be >= 0 (0 = keep forever)");
     EXPECT_EQ(frontend_.update("nope", {.partitions = 5}).status().message(), "topic not found");
 }
 
