@@ -37,7 +37,6 @@ net::HttpResponse domain_error_response(const Status& status, std::string_view o
         case Errc::not_owner:
         case Errc::frozen:
         case Errc::too_many_requests:
-        case Errc::acked_ahead_full:
         case Errc::unavailable:
         case Errc::shutting_down:
         case Errc::not_implemented:

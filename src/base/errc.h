@@ -31,7 +31,6 @@ namespace narad {
     X(corrupt, 500, "corrupt data")                          \
     X(peer_error, 502, "peer transport error")               \
     X(unavailable, 503, "unavailable")                       \
-    X(acked_ahead_full, 503, "acked-ahead window full")      \
     X(shutting_down, 503, "shutting down")                   \
     X(unknown_outcome, 503, "outcome unknown")               \
     X(not_implemented, 501, "not implemented")               \

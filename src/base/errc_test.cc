@@ -32,7 +32,7 @@ TEST(ErrcTest, HttpStatusesMatchNaradsErrorMap) {
     EXPECT_EQ(errc_http_status(Errc::not_owner), 421);
     EXPECT_EQ(errc_http_status(Errc::too_many_requests), 429);
     EXPECT_EQ(errc_http_status(Errc::peer_error), 502);
-    EXPECT_EQ(errc_http_status(Errc::acked_ahead_full), 503);
+    EXPECT_EQ(errc_http_status(Errc::shutting_down), 503);
     EXPECT_EQ(errc_http_status(Errc::unavailable), 503);
 }
 

@@ -112,8 +112,8 @@ class ConsumeService::Impl {
         if (read->records.empty() || read->records.front().offset != offset) {
             return Status(Errc::gone, prefix + " is not readable");
         }
+        // A replay reads; it is not counted as consumed (Narad since 3.0.1).
         storage::StoredRecord& record_read = read->records.front();
-        count_consumed(std::string(topic), partition, 1, record_read.value.size());
         return std::optional<Delivery>(
             Delivery{partition, record_read.offset, std::move(record_read.key),
                      std::move(record_read.value), record_read.timestamp_ms, 0});
@@ -137,11 +137,6 @@ class ConsumeService::Impl {
         switch (kind) {
             case Settle::ack:
                 status = queue->ack(offset, lease_id);
-                if (status.code() == Errc::acked_ahead_full) {
-                    metrics_.ack_rejected.with({"cap"}).inc();
-                    return Status(Errc::acked_ahead_full,
-                                  "acked-ahead set is full; head of queue may be stuck");
-                }
                 break;
             case Settle::extend: {
                 auto extended = queue->extend(offset, lease_id);

@@ -80,12 +80,8 @@ Status PartitionQueue::ack(Offset offset, uint64_t lease_id) {
     expire_leases_locked();
     auto found = find_lease_locked(offset, lease_id);
     if (!found.is_ok()) return found.status();
-    if (offset != frontier_ && acked_ahead_.size() >= limits_.max_acked_ahead) {
-        // The lease stays: the consumer may retry, or the frontier's ack frees room first.
-        return Status(Errc::acked_ahead_full,
-                      "acked-ahead window full (" + std::to_string(acked_ahead_.size()) +
-                          " offsets above frontier " + std::to_string(frontier_.value()) + ")");
-    }
+    // Always accepted (Narad since 2.2): the cap gates delivery instead (reserve), so the set
+    // holds at most max_acked_ahead plus the leases already out.
     end_lease_locked(**found);
     settle_locked(offset);
     return Status::ok();

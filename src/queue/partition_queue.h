@@ -9,9 +9,9 @@
 // offset.
 //
 // Flow control, as Narad: at most `max_in_flight` leases at once (reserve returns nothing beyond);
-// at most `max_acked_ahead` acked offsets above the frontier: an ack that would exceed it fails
-// with Errc::acked_ahead_full, and while the window is full reserve() hands out only the offset
-// that blocks the frontier.
+// at most `max_acked_ahead` acked offsets above the frontier gate delivery: while the window is
+// full reserve() hands out only the offset that blocks the frontier. Acks are always accepted, so
+// the set may pass the cap by the leases already out (never by more).
 //
 // Only the frontier and the acked-ahead set are persisted (by the OffsetCommitter): after a crash,
 // leased and unacked offsets are delivered again and acked ones may be, but none is skipped.
