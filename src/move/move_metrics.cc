@@ -13,11 +13,16 @@ MoveMetrics* build() {
         "destination, the controller's on the controller).",
         {"reason"});
     for (const char* reason : kBlockedReasons) blocked.with({reason}).set(0);
+    // Narad's narad_moves_total counts flips only (completed, force_promoted); moves that end
+    // without one are ours to count.
+    auto& unfinished = registry.counter(
+        "narad_moves_unfinished_total",
+        "Partition moves this node received that ended without a flip, by outcome.", {"outcome"});
     return new MoveMetrics{
         .completed = total.with({"completed"}),
         .force_promoted = total.with({"force_promoted"}),
-        .aborted = total.with({"aborted"}),
-        .ended = total.with({"ended"}),
+        .aborted = unfinished.with({"aborted"}),
+        .ended = unfinished.with({"ended"}),
         .duration = registry.histogram("narad_moves_duration_seconds",
                                        "Time from a move's start to its flip, on the destination.",
                                        {0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200}),

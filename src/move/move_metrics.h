@@ -1,7 +1,7 @@
 // The move metrics (docs/operations.md lists them): Narad's names where it has them
 // (narad_moves_inflight, narad_moves_total{outcome}, narad_moves_duration_seconds,
-// narad_moves_bytes_total), plus passes, freeze durations, non-converged cutovers and blocked
-// moves. One process-wide instance; thread-safe.
+// narad_moves_bytes_total), plus unfinished moves, passes, freeze durations, non-converged cutovers
+// and blocked moves. One process-wide instance; thread-safe.
 #pragma once
 
 #include "base/metrics.h"
@@ -18,8 +18,10 @@ inline constexpr const char* kBlockedReasons[] = {"copy_unverifiable", "source_d
 struct MoveMetrics {
     metrics::Counter& completed;       // narad_moves_total{outcome="completed"}
     metrics::Counter& force_promoted;  // {outcome="force_promoted"}: the source was dead
-    metrics::Counter& aborted;         // {outcome="aborted"}: an operator's abort took effect here
-    metrics::Counter& ended;           // {outcome="ended"}: the worker stopped without a flip
+    // narad_moves_unfinished_total{outcome="aborted"}: an operator's abort took effect here
+    metrics::Counter& aborted;
+    // narad_moves_unfinished_total{outcome="ended"}: the worker stopped without a flip
+    metrics::Counter& ended;
     metrics::Family<metrics::Histogram>& duration;
     metrics::Counter& bytes;
     metrics::Counter& passes;

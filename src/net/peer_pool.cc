@@ -2,8 +2,58 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+
+#include "base/metrics.h"
 
 namespace narad::net {
+namespace {
+
+struct RpcMetrics {
+    metrics::Family<metrics::Counter>& requests;
+    metrics::Family<metrics::Histogram>& seconds;
+};
+
+RpcMetrics& rpc_metrics() {
+    static RpcMetrics m{
+        metrics::Registry::global().counter(
+            "narad_cluster_rpc_requests_total",
+            "Node-to-node calls this node made, by operation and outcome (ok, rejected: 4xx, "
+            "error: 5xx, unreachable: never sent, lost: sent without an answer).",
+            {"op", "outcome"}),
+        metrics::Registry::global().histogram("narad_cluster_rpc_request_seconds",
+                                              "Time of node-to-node calls, by operation.",
+                                              metrics::latency_bounds(), {"op"}),
+    };
+    return m;
+}
+
+}  // namespace
+
+std::string rpc_operation(std::string_view target) {
+    constexpr std::string_view kPrefix = "/internal/v1/";
+    target = target.substr(0, target.find('?'));
+    if (!target.starts_with(kPrefix)) return "other";
+    target.remove_prefix(kPrefix.size());
+    std::vector<std::string_view> parts;
+    while (!target.empty()) {
+        auto slash = target.find('/');
+        parts.push_back(target.substr(0, slash));
+        if (slash == std::string_view::npos) break;
+        target.remove_prefix(slash + 1);
+    }
+    if (parts.empty()) return "other";
+    // Topic names and partitions stay out of the label: /topics/{t}/ack/batch -> ack_batch,
+    // /moves/{t}/{p}/chunk -> move_chunk.
+    if (parts[0] == "topics" && parts.size() >= 3) {
+        std::string op(parts[2]);
+        for (size_t i = 3; i < parts.size(); ++i) op += "_" + std::string(parts[i]);
+        return op;
+    }
+    if (parts[0] == "moves" && parts.size() >= 4) return "move_" + std::string(parts[3]);
+    return std::string(parts[0]);
+}
+
 namespace {
 
 // "host:port", "[v6]:port" -> host, port.
@@ -76,14 +126,24 @@ Result<PeerReply> PeerPool::call(const NodeId& node, std::string_view method,
     timeout = std::max(timeout, Millis(1));
     client->set_timeouts(std::min(timeout, options_.connect_timeout_max), timeout);
     Headers headers{{std::string(kClusterSecretHeader), options_.secret}};
+    std::string op = rpc_operation(target);
+    auto started = std::chrono::steady_clock::now();
     auto response = client->request(method, target, body, content_type, headers);
+    rpc_metrics().seconds.with({op}).observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (!response.is_ok()) {
         std::string where = "node " + node.value() + " (" + *address + "): ";
         if (!client->last_request_maybe_delivered()) {
+            rpc_metrics().requests.with({op, "unreachable"}).inc();
             return Status(Errc::peer_error, where + response.status().message());
         }
+        rpc_metrics().requests.with({op, "lost"}).inc();
         return Status(Errc::unknown_outcome, where + response.status().message());
     }
+    const char* outcome = response->status >= 500   ? "error"
+                          : response->status >= 400 ? "rejected"
+                                                    : "ok";
+    rpc_metrics().requests.with({op, outcome}).inc();
     PeerReply reply;
     reply.status = response->status;
     reply.body = std::move(response->body);

@@ -28,6 +28,10 @@ namespace narad::net {
 
 inline constexpr std::string_view kClusterSecretHeader = "x-narad-cluster-secret";
 
+// The `op` label of narad_cluster_rpc_* for a node-to-node target: the route without topic names
+// or partitions ("commit", "consume", "ack_batch", "move_chunk").
+std::string rpc_operation(std::string_view target);
+
 struct PeerPoolOptions {
     std::string secret;  // sent with every call
     Millis connect_timeout_max{2'000};

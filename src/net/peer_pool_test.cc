@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/metrics.h"
 #include "net/http_server.h"
 #include "net/test_support.h"
 
@@ -105,6 +106,27 @@ TEST_F(PeerPoolTest, CallCarriesSecretAndReusesPooledClient) {
     ASSERT_EQ(secrets_.size(), 3u);
     for (const auto& secret : secrets_) EXPECT_EQ(secret, "s3cret");
     EXPECT_EQ(server_->stats().connections_open, 1u);
+}
+
+// Rule: node-to-node calls are counted by operation (never by topic or partition) and outcome, as
+// Narad's narad_cluster_rpc_requests_total{op,outcome}.
+TEST_F(PeerPoolTest, CallsAreCountedByOperationAndOutcome) {
+    EXPECT_EQ(rpc_operation("/internal/v1/commit"), "commit");
+    EXPECT_EQ(rpc_operation("/internal/v1/topics/orders/consume?wait=1s"), "consume");
+    EXPECT_EQ(rpc_operation("/internal/v1/topics/orders/ack/batch"), "ack_batch");
+    EXPECT_EQ(rpc_operation("/internal/v1/moves/orders/3/chunk"), "move_chunk");
+    EXPECT_EQ(rpc_operation("/internal/v1/moves"), "moves");
+    EXPECT_EQ(rpc_operation("/elsewhere"), "other");
+    auto& requests = metrics::Registry::global().counter("narad_cluster_rpc_requests_total", "",
+                                                         {"op", "outcome"});
+    double ok = requests.with({"x", "ok"}).value();
+    double unreachable = requests.with({"commit", "unreachable"}).value();
+    PeerPool peers = pool();
+    ASSERT_TRUE(peers.call(NodeId("b"), "POST", "/internal/v1/x", "", "", Millis(10'000)).is_ok());
+    ASSERT_FALSE(
+        peers.call(NodeId("dead"), "POST", "/internal/v1/commit", "x", "", Millis(2000)).is_ok());
+    EXPECT_EQ(requests.with({"x", "ok"}).value() - ok, 1.0);
+    EXPECT_EQ(requests.with({"commit", "unreachable"}).value() - unreachable, 1.0);
 }
 
 // Rule: a node the resolver does not know is not_found, and nothing is sent.

@@ -24,6 +24,8 @@ namespace {
 struct WalMetrics {
     metrics::Histogram& fsync_seconds;
     metrics::Gauge& pending_records;
+    metrics::Gauge& backlog_records;  // Narad's name for the same count
+    metrics::Gauge& failed;
     metrics::Gauge& segments;
     metrics::Family<metrics::Counter>& rejections;
 
@@ -38,6 +40,15 @@ struct WalMetrics {
             registry
                 .gauge("narad_wal_pending_records",
                        "Records durable in the ingress WAL and not yet committed to a partition.")
+                .get(),
+            registry
+                .gauge("narad_ingress_dispatch_backlog_records",
+                       "Records accepted into the ingress WAL and not yet committed to their "
+                       "partitions.")
+                .get(),
+            registry
+                .gauge("narad_ingress_wal_failed",
+                       "1 once the ingress WAL has failed and refuses produces until a restart.")
                 .get(),
             registry.gauge("narad_wal_segments", "Segment files of the ingress WAL.").get(),
             registry.counter("narad_produce_rejections_total",
@@ -98,6 +109,7 @@ class IngressWalImpl final : public IngressWal {
         stop();
         std::lock_guard lock(mutex_);
         metrics_.pending_records.add(-static_cast<double>(pending_.size()));
+        metrics_.backlog_records.add(-static_cast<double>(pending_.size()));
         metrics_.segments.add(-static_cast<double>(segments_.size()));
     }
 
@@ -223,6 +235,7 @@ Status IngressWalImpl::adopt(Recovery recovery) {
     active_first_ = next;
     next_sequence_ = next;
     metrics_.pending_records.add(static_cast<double>(pending_.size()));
+    metrics_.backlog_records.add(static_cast<double>(pending_.size()));
     metrics_.segments.add(static_cast<double>(segments_.size()));
     NARAD_LOG_INFO("ingress WAL {}: recovered {} records in {} segments, next sequence {}",
                    directory_, pending_.size(), segments_.size(), next);
@@ -322,6 +335,7 @@ void IngressWalImpl::mark_committed(std::span<const WalSeq> sequences) {
             }
         }
         metrics_.pending_records.add(-static_cast<double>(committed));
+        metrics_.backlog_records.add(-static_cast<double>(committed));
     }
     if (!deletable.empty()) delete_files(std::move(deletable));
 }
@@ -438,6 +452,7 @@ void IngressWalImpl::commit_group(std::vector<Request> group) {
                 std::lock_guard lock(mutex_);
                 failed_ = Status(Errc::io_error,
                                  "cannot truncate a failed write: " + truncated.to_string());
+                metrics_.failed.set(1);
             }
             durable.clear();
         }
@@ -453,6 +468,7 @@ void IngressWalImpl::commit_group(std::vector<Request> group) {
         }
         segments_.at(active_first_).uncommitted += durable.size();
         metrics_.pending_records.add(static_cast<double>(durable.size()));
+        metrics_.backlog_records.add(static_cast<double>(durable.size()));
     }
     if (!status.is_ok()) status = status.with_context("ingress WAL write failed");
     for (auto& request : group) request.done(status);

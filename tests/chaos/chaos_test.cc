@@ -157,7 +157,7 @@ void report(Cluster& cluster, const std::string& leg, uint64_t seed, History& hi
         static_cast<long long>(history.lines()), ledger.summary().c_str(),
         nemesis.counts().summary().c_str(), summed_metric(cluster, kCompleted),
         summed_metric(cluster, "narad_moves_total{outcome=\"force_promoted\"}"),
-        summed_metric(cluster, "narad_moves_total{outcome=\"aborted\"}"),
+        summed_metric(cluster, "narad_moves_unfinished_total{outcome=\"aborted\"}"),
         summed_metric(cluster, kNonConverged), freezes,
         freezes > 0 ? 1000 * summed_metric(cluster, kFreezeSum) / freezes : 0.0, p50, p99,
         summed_metric(cluster, "narad_quarantined_copies"));

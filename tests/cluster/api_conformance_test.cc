@@ -1,8 +1,10 @@
 // Walks every route and status code of Narad's /v1 API (notes/narad-go.md) against a real node.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
 
 #include "cluster/harness.h"
 
@@ -89,6 +91,27 @@ TEST_F(ApiConformanceTest, CreateTopic) {
     EXPECT_FALSE(topic.contains("role"));
     EXPECT_FALSE(topic.contains("schema"));
     EXPECT_EQ(response.body.back(), '\n');
+    // The incarnation id: 16 hex digits, the same on every read.
+    std::string id = topic["id"];
+    EXPECT_EQ(id.size(), 16u);
+    EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+    EXPECT_EQ(json::parse(call("GET", "/v1/topics/create-a").body)["id"], id);
+}
+
+// Rule: retention_ms 0 keeps messages forever and is echoed as 0, on create and on PATCH; an
+// absent retention_ms takes the server default.
+TEST_F(ApiConformanceTest, RetentionZeroMeansForever) {
+    auto forever = call("POST", "/v1/topics", R"({"name":"forever","retention_ms":0})");
+    ASSERT_EQ(forever.status, 201) << forever.body;
+    EXPECT_EQ(json::parse(forever.body)["retention_ms"], 0);
+    EXPECT_EQ(json::parse(call("GET", "/v1/topics/forever").body)["retention_ms"], 0);
+    create(R"({"name":"later-forever"})");
+    auto patched = call("PATCH", "/v1/topics/later-forever", R"({"retention_ms":0})");
+    ASSERT_EQ(patched.status, 200) << patched.body;
+    EXPECT_EQ(json::parse(patched.body)["retention_ms"], 0);
+    auto negative = call("PATCH", "/v1/topics/later-forever", R"({"retention_ms":-1})");
+    EXPECT_EQ(negative.status, 400);
+    EXPECT_EQ(error_of(negative), "retention_ms must be >= 0 (0 = keep forever)");
 }
 
 // Rule: create refuses bad input with 400/404/409/413 and Narad's texts, and creates nothing.
@@ -102,7 +125,9 @@ TEST_F(ApiConformanceTest, CreateTopicErrors) {
         {"", 400, "invalid json: EOF"},
         {R"({"name":"x","bogus":1})", 400, "invalid json: json: unknown field \"bogus\""},
         {R"({"name":"../etc"})", 400,
-         "invalid argument: topic name must match ^[A-Za-z0-9._-]{1,255}$"},
+         "invalid argument: topic name must match ^[A-Za-z0-9._-]{1,200}$"},
+        {R"({"name":")" + std::string(201, 'n') + R"("})", 400,
+         "invalid argument: topic name must match ^[A-Za-z0-9._-]{1,200}$"},
         {R"({"name":".."})", 400, "invalid argument: topic name must not be \"..\""},
         {R"({"name":""})", 400, "invalid argument: name required"},
         {R"({"name":"x","partitions":2})", 400,
@@ -124,6 +149,11 @@ TEST_F(ApiConformanceTest, CreateTopicErrors) {
     auto again = call("POST", "/v1/topics", R"({"name":"dup"})");
     EXPECT_EQ(again.status, 409);
     EXPECT_EQ(error_of(again), "topic already exists");
+    auto cased = call("POST", "/v1/topics", R"({"name":"DUP"})");
+    EXPECT_EQ(cased.status, 409);
+    EXPECT_EQ(error_of(cased),
+              "topic name \"DUP\" differs only in letter case from the existing topic \"dup\"");
+    EXPECT_EQ(call("GET", "/v1/topics/DUP").status, 404);
     auto huge = call("POST", "/v1/topics", std::string((1 << 20) + 1, ' '));
     EXPECT_EQ(huge.status, 413);
     EXPECT_EQ(error_of(huge), "request body too large");
@@ -190,9 +220,10 @@ TEST_F(ApiConformanceTest, PatchTopic) {
     EXPECT_EQ(call("PATCH", "/v1/topics/none", R"({"partitions":4})").status, 404);
 }
 
-// Rule: DELETE removes the topic and its data; a recreated name starts empty.
+// Rule: DELETE removes the topic and its data; a recreated name starts empty, with a new id.
 TEST_F(ApiConformanceTest, DeleteAndRecreateStartsEmpty) {
     create(R"({"name":"reborn"})");
+    json first_id = json::parse(call("GET", "/v1/topics/reborn").body)["id"];
     ASSERT_EQ(call("POST", "/v1/topics/reborn/produce?partition=0", "old", "text/plain").status,
               202);
     ASSERT_EQ(consume_one("reborn")["payload"], "old");
@@ -201,6 +232,7 @@ TEST_F(ApiConformanceTest, DeleteAndRecreateStartsEmpty) {
     EXPECT_EQ(call("GET", "/v1/topics/reborn").status, 404);
     create(R"({"name":"reborn"})");
     auto stats = json::parse(call("GET", "/v1/topics/reborn").body);
+    EXPECT_NE(stats["id"], first_id);  // a new incarnation
     for (const auto& p : stats["partition_stats"]) EXPECT_EQ(p["high_watermark"], 0);
     auto replay = call("GET", "/v1/topics/reborn/consume?partition=0&offset=0");
     EXPECT_EQ(replay.status, 204);
@@ -294,8 +326,12 @@ TEST_F(ApiConformanceTest, Replay) {
               "invalid wait: time: missing unit in duration \"5\"");
     EXPECT_EQ(error_of(call("GET", "/v1/topics/nope/consume")), "topic not found");
     EXPECT_EQ(call("GET", "/v1/topics/replay/consume?partition=1").status, 204);
+    // Replays are not counted as consumed (Narad 3.0.1); a queue-mode delivery is.
+    const std::string series = "narad_messages_consumed_total{topic=\"replay\",partition=\"0\"} 1";
+    EXPECT_EQ(call("GET", "/metrics").body.find(series), std::string::npos);
     // Still deliverable in queue mode: replay reserved nothing.
     EXPECT_EQ(consume_one("replay", "&partition=0")["payload"], "r0");
+    EXPECT_NE(call("GET", "/metrics").body.find(series), std::string::npos);
 }
 
 // Rule: ack, extend and nack answer 204; a stale or repeated handle 410; malformed 400.
@@ -324,8 +360,8 @@ TEST_F(ApiConformanceTest, AckExtendNack) {
     EXPECT_EQ(call("GET", "/v1/topics/acks/consume").status, 204);
 }
 
-// Rule: the in-flight cap makes consume answer 204; the acked-ahead cap makes ack answer 503 and
-// consume then serve only the message blocking the frontier.
+// Rule: the in-flight cap makes consume answer 204; past the acked-ahead cap an ack is still
+// accepted, and consume then serves only the message blocking the frontier.
 TEST_F(ApiConformanceTest, FlowControlCaps) {
     create(R"({"name":"caps","partitions":3,"max_in_flight_per_partition":3,)"
            R"("max_acked_ahead_per_partition":1})");
@@ -345,13 +381,12 @@ TEST_F(ApiConformanceTest, FlowControlCaps) {
     EXPECT_EQ(call("GET", "/v1/topics/caps/consume?partition=0").status, 204);  // in-flight full
     std::string h1 = m1["receipt_handle"], h2 = m2["receipt_handle"], h0 = m0["receipt_handle"];
     EXPECT_EQ(call("POST", "/v1/topics/caps/ack?receipt_handle=" + h1).status, 204);
-    auto full = call("POST", "/v1/topics/caps/ack?receipt_handle=" + h2);
-    EXPECT_EQ(full.status, 503);
-    EXPECT_EQ(error_of(full), "acked-ahead set is full; head of queue may be stuck");
-    // Only the head may be delivered while the window is full; it is still leased, so nothing.
+    // The window (1) is full, yet the next ack is accepted.
+    EXPECT_EQ(call("POST", "/v1/topics/caps/ack?receipt_handle=" + h2).status, 204);
+    // Only the head may be delivered while the window is full; it is still leased, so nothing,
+    // though offset 3 waits and the in-flight cap has room.
     EXPECT_EQ(call("GET", "/v1/topics/caps/consume?partition=0").status, 204);
     EXPECT_EQ(call("POST", "/v1/topics/caps/ack?receipt_handle=" + h0).status, 204);
-    EXPECT_EQ(call("POST", "/v1/topics/caps/ack?receipt_handle=" + h2).status, 204);
     EXPECT_EQ(consume_one("caps", "&partition=0")["offset"], 3);
 }
 
@@ -589,6 +624,79 @@ TEST_F(ApiConformanceTest, WaitClampedHeader) {
     EXPECT_EQ(header(response, "x-narad-wait-clamped"), "10s");
     auto plain = call("GET", "/v1/topics/clamped/consume?partition=0&wait=1s");
     EXPECT_EQ(header(plain, "x-narad-wait-clamped"), "");
+}
+
+// Rule: a node runs from a Narad 3.2 config file: the flow-control caps answer 429 per client,
+// the head cap 431, /metrics moves to http.metrics_addr (health on both ports), and the Narad
+// settings without effect here are logged at start-up.
+TEST_F(ApiConformanceTest, Narad32ConfigFileRunsANode) {
+    TempDir dir;
+    uint16_t metrics_port = free_port();
+    std::string config = dir.path() + "/narad.json";
+    {
+        std::ofstream file(config);
+        file << R"({"http":{"max_header_bytes":4096,"max_consume_in_flight_per_identity":1,)"
+             << R"("max_produce_in_flight_per_identity":2,"metrics_addr":"127.0.0.1:)"
+             << metrics_port << R"("},)"
+             << R"("cluster":{"raft_snapshot_interval":"2m"},)"
+             << R"("storage":{"consumer_offset_commit_interval_ms":500,)"
+             << R"("cold_retention_walk_ms":60000},)"
+             << R"("security":{"allow_plaintext_raft":true}})";
+    }
+    NodeProcess node(dir.path() + "/data", {.args = {"--config", config}});
+    node.start();
+    auto client = node.client();
+    ASSERT_EQ(client
+                  .request("POST", "/v1/topics", R"({"name":"capped","partitions":3})",
+                           "application/json")
+                  ->status,
+              201);
+
+    // One consume per client address: a second one while the first is parked is refused.
+    std::thread parked([&] {
+        auto other = node.client();
+        (void)other.get("/v1/topics/capped/consume?wait=5s");
+    });
+    net::HttpClient second = node.client();
+    bool refused = eventually([&] {
+        auto response = second.get("/v1/topics/capped/consume");
+        return response.is_ok() && response->status == 429 &&
+               error_of(*response) ==
+                   "too many in-flight consume requests for this identity (limit 1 per node)" &&
+               header(*response, "retry-after") == "1";
+    });
+    EXPECT_TRUE(refused);
+    // A batch of more messages than the produce cap counts as the cap: alone, it goes.
+    auto batch = client.request("POST", "/v1/topics/capped/produce/batch",
+                                R"({"messages":[{"payload":1},{"payload":2},{"payload":3}]})",
+                                "application/json");
+    ASSERT_TRUE(batch.is_ok());
+    EXPECT_EQ(batch->status, 202) << batch->body;
+    parked.join();
+
+    auto big_head =
+        second.request("GET", "/healthz", "", "", {{"X-Filler", std::string(5000, 'a')}});
+    ASSERT_TRUE(big_head.is_ok()) << big_head.status().to_string();
+    EXPECT_EQ(big_head->status, 431);
+
+    net::ClientOptions metrics_options;
+    metrics_options.host = "127.0.0.1";
+    metrics_options.port = metrics_port;
+    net::HttpClient metrics(metrics_options);
+    auto scraped = metrics.get("/metrics");
+    ASSERT_TRUE(scraped.is_ok());
+    EXPECT_EQ(scraped->status, 200);
+    EXPECT_NE(scraped->body.find("narad_http_batch_body_budget_rejections_total 0"),
+              std::string::npos);
+    EXPECT_EQ(metrics.get("/readyz")->status, 200);
+    EXPECT_EQ(node.client().get("/metrics")->status, 404);
+    EXPECT_EQ(node.client().get("/healthz")->status, 200);
+
+    EXPECT_EQ(node.stop(), 0);
+    std::ifstream log(node.log_path());
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("security.allow_plaintext_raft: the metastore is etcd"), std::string::npos);
+    EXPECT_NE(text.find("cluster.raft_snapshot_interval"), std::string::npos);
 }
 
 // Rule: a long-poll is answered as soon as a message arrives.

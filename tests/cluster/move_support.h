@@ -28,7 +28,7 @@ using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kCompleted = "narad_moves_total{outcome=\"completed\"}";
-constexpr const char* kEnded = "narad_moves_total{outcome=\"ended\"}";
+constexpr const char* kEnded = "narad_moves_unfinished_total{outcome=\"ended\"}";
 constexpr const char* kFreezeCount = "narad_moves_freeze_duration_seconds_count";
 constexpr const char* kFreezeSum = "narad_moves_freeze_duration_seconds_sum";
 constexpr const char* kNonConverged = "narad_moves_non_converged_total";
