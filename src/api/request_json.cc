@@ -305,6 +305,8 @@ Result<meta::UpdateTopicRequest> decode_update_topic(std::string_view body) {
                 read_optional_int(value, go, key, request.max_acked_ahead_per_partition));
         } else if (key == "schema") {
             NARAD_ASSIGN_OR_RETURN(request.schema, raw_schema(body));
+        } else if (key == "schema_base_version") {
+            NARAD_RETURN_IF_ERROR(read_optional_int(value, go, key, request.schema_base_version));
         } else {
             return unknown_field(key);
         }

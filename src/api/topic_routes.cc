@@ -28,6 +28,7 @@ void fill_stats_from(const nlohmann::json& partitions, const NodeId& owner,
         if (index < first || index - first >= views.size()) continue;
         PartitionStatsView& view = views[index - first];
         if (view.owner_node != owner.value()) continue;
+        view.owner_liveness.clear();  // read
         view.stats.segments = item.value("segments", uint32_t{0});
         view.stats.oldest_offset = Offset(item.value("oldest_offset", uint64_t{0}));
         view.stats.high_watermark = Offset(item.value("high_watermark", uint64_t{0}));
@@ -37,13 +38,19 @@ void fill_stats_from(const nlohmann::json& partitions, const NodeId& owner,
     }
 }
 
-// Asks `owner` for the stats of the partitions it owns and fills those of `views` it returns. An
-// unreachable or dead owner leaves them empty (the topic answer still comes, with owner_node).
+// Asks `owner` for the stats of the partitions it owns and fills those of `views` it returns.
+// Until then its entries are placeholders marked "unknown"; an owner that does not answer marks
+// them "unreachable" (the topic answer still comes, `partial`, as Narad 3.1).
 void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::string& topic,
                        std::vector<PartitionStatsView>& views, uint32_t first) {
     net::HttpResponse answer = forward_to_owner(
         context, owner, "GET", internal_topic_target(topic, "/stats"), "", context.peer_timeout);
-    if (answer.status != 200) return;
+    if (answer.status != 200) {
+        for (PartitionStatsView& view : views) {
+            if (view.owner_node == owner.value()) view.owner_liveness = "unreachable";
+        }
+        return;
+    }
     auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
     if (!parsed.is_object() || !parsed.contains("partitions") || !parsed["partitions"].is_array()) {
         return;
@@ -132,9 +139,16 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
             const meta::Assignment* assignment =
                 snapshot->find_assignment(copy.name, PartitionId(p));
             view.owner_node = assignment ? assignment->owner.value() : context.node_id.value();
+            if (assignment == nullptr && !snapshot->members.empty()) {
+                view.owner_node.clear();
+                view.owner_liveness = "unassigned";
+                stats.push_back(std::move(view));
+                continue;
+            }
             PartitionOwner owner = locate(context, *snapshot, copy.name, PartitionId(p));
             if (owner.placement != Placement::local) {
                 if (owner.placement == Placement::remote) remote[owner.node] = true;
+                view.owner_liveness = owner.placement == Placement::dead ? "dead" : "unknown";
                 stats.push_back(std::move(view));
                 continue;
             }
@@ -164,7 +178,8 @@ void update_topic(ApiContext& context, net::HttpRequest request, const PathParam
                        auto updated = context.topics.update(name, update);
                        if (!updated.is_ok())
                            return domain_error_response(updated.status(), "alter topic");
-                       return json_response(200, topic_json(*updated, RoleField::always));
+                       return json_response(
+                           200, topic_json(*updated, RoleField::always, SchemaFields::include));
                    });
 }
 
@@ -175,6 +190,13 @@ void delete_topic(ApiContext& context, const PathParams& params, net::Responder 
         if (!context.purge_topic(name).is_ok()) return error_response(500, "delete topic failed");
         return empty_response(204);
     });
+}
+
+void get_schema(ApiContext& context, const PathParams& params, net::Responder respond) {
+    meta::MetaSnapshot snapshot = context.store.snapshot();
+    const meta::Topic* topic = snapshot->find_topic(params.get("topic"));
+    if (topic == nullptr) return respond(error_response(404, "topic not found"));
+    respond(json_response(200, schema_history_json(*topic)));
 }
 
 void list_children(ApiContext& context, const PathParams& params, net::Responder respond) {
@@ -237,6 +259,10 @@ void register_topic_routes(Router& router, ApiContext& context) {
                controller_only(c, std::bind(update_route, c, _1, _2, _3)));
     router.add("DELETE", "/v1/topics/{topic}",
                controller_only(c, std::bind(delete_route, c, _1, _2, _3)));
+    router.add("GET", "/v1/topics/{topic}/schema",
+               [c](net::HttpRequest, const PathParams& p, net::Responder d) {
+                   get_schema(*c, p, std::move(d));
+               });
     router.add("GET", "/v1/topics/{topic}/children",
                [c](net::HttpRequest, const PathParams& p, net::Responder d) {
                    list_children(*c, p, std::move(d));

@@ -1,5 +1,7 @@
 #include "api/wire_json.h"
 
+#include <algorithm>
+
 #include "base/json_text.h"
 
 namespace narad::api {
@@ -24,7 +26,8 @@ void string_field(std::string& out, const char* name, std::string_view value) {
 
 }  // namespace
 
-void append_topic_fields(std::string& out, const meta::Topic& topic, RoleField role) {
+void append_topic_fields(std::string& out, const meta::Topic& topic, RoleField role,
+                         SchemaFields schema) {
     out += '{';
     string_field(out, "name", topic.name);
     // The incarnation: 16 hex digits, new on every create of the name (Narad 3.2's `id`).
@@ -52,27 +55,54 @@ void append_topic_fields(std::string& out, const meta::Topic& topic, RoleField r
     if (!topic.parent.empty()) string_field(out, "parent", topic.parent);
     if (!topic.attach_epoch.empty()) string_field(out, "attach_epoch", topic.attach_epoch);
     if (topic.fanout_delay_ms != 0) number_field(out, "fanout_delay_ms", topic.fanout_delay_ms);
+    if (schema == SchemaFields::include) {
+        number_field(out, "schema_version", topic.schema_version());
+        if (!topic.schema.empty()) {
+            field(out, "schema");
+            out += topic.schema;  // stored as compact JSON text
+        }
+    }
 }
 
-std::string topic_json(const meta::Topic& topic, RoleField role) {
+std::string topic_json(const meta::Topic& topic, RoleField role, SchemaFields schema) {
     std::string out;
-    append_topic_fields(out, topic, role);
+    append_topic_fields(out, topic, role, schema);
     out += "}\n";
+    return out;
+}
+
+std::string schema_history_json(const meta::Topic& topic) {
+    std::string out = "{";
+    string_field(out, "topic", topic.name);
+    number_field(out, "version", topic.schema_version());
+    field(out, "versions");
+    out += '[';
+    for (size_t i = 0; i < topic.schema_versions.size(); ++i) {
+        if (i > 0) out += ',';
+        out += "{\"version\":" + std::to_string(i + 1) + ",\"schema\":";
+        out += topic.schema_versions[i];
+        out += '}';
+    }
+    out += "]}\n";
     return out;
 }
 
 std::string topic_details_json(const meta::Topic& topic,
                                const std::vector<PartitionStatsView>& partitions) {
     std::string out;
-    append_topic_fields(out, topic, RoleField::always);
+    append_topic_fields(out, topic, RoleField::always, SchemaFields::include);
     field(out, "partition_stats");
     out += '[';
+    bool partial = false;
     for (size_t i = 0; i < partitions.size(); ++i) {
         const PartitionStatsView& p = partitions[i];
         if (i > 0) out += ',';
         out += '{';
         number_field(out, "index", p.index);
-        number_field(out, "segments", p.stats.segments);
+        bool read = p.owner_liveness.empty();
+        partial = partial || !read;
+        // A partition always has its active segment, even before anything was written to it.
+        number_field(out, "segments", read ? std::max<int64_t>(1, p.stats.segments) : 0);
         number_field(out, "oldest_offset", static_cast<int64_t>(p.stats.oldest_offset.value()));
         number_field(out, "next_offset", static_cast<int64_t>(p.stats.high_watermark.value()));
         number_field(out, "high_watermark", static_cast<int64_t>(p.stats.high_watermark.value()));
@@ -83,9 +113,13 @@ std::string topic_details_json(const meta::Topic& topic,
         if (p.stats.segments > 0 && oldest_at > 0)
             number_field(out, "oldest_segment_at", oldest_at);
         if (!p.owner_node.empty()) string_field(out, "owner_node", p.owner_node);
+        string_field(out, "status", read ? "ok" : "owner_unavailable");
+        if (!read) string_field(out, "owner_liveness", p.owner_liveness);
         out += '}';
     }
-    out += "]}\n";
+    out += ']';
+    if (partial) out += ",\"partial\":true";
+    out += "}\n";
     return out;
 }
 

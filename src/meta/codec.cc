@@ -27,7 +27,7 @@ json topic_to_json(const Topic& topic) {
         {"parent", topic.parent},
         {"attach_epoch", topic.attach_epoch},
         {"fanout_delay_ms", topic.fanout_delay_ms},
-        {"schema", topic.schema},
+        {"schema_versions", topic.schema_versions},
     };
     return j;
 }
@@ -56,7 +56,13 @@ Result<Topic> topic_from_json(const json& j) {
         topic.parent = j.value("parent", "");
         topic.attach_epoch = j.value("attach_epoch", "");
         topic.fanout_delay_ms = j.value("fanout_delay_ms", int64_t{0});
-        topic.schema = j.value("schema", "");
+        // Records written before histories were kept hold the current schema only: version 1.
+        topic.schema_versions = j.value("schema_versions", std::vector<std::string>{});
+        if (topic.schema_versions.empty()) {
+            std::string schema = j.value("schema", "");
+            if (!schema.empty()) topic.schema_versions.push_back(std::move(schema));
+        }
+        if (!topic.schema_versions.empty()) topic.schema = topic.schema_versions.back();
     } catch (const json::exception& e) {
         return Status(Errc::corrupt, std::string("bad topic record: ") + e.what());
     }

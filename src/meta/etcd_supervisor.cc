@@ -185,6 +185,9 @@ std::vector<std::string> EtcdSupervisor::arguments() const {
         "--election-timeout=" + std::to_string(options_.election_timeout_ms),
         "--logger=zap",
         "--log-outputs=stderr",
+        // A topic record carries its schema history (up to 4 MiB, JSON-escaped): above etcd's
+        // default 1.5 MiB request cap.
+        "--max-request-bytes=10485760",
     };
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
     return args;

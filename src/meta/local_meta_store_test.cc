@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "io/fault_injection_fs.h"
+#include "meta/codec.h"
 
 namespace narad::meta {
 namespace {
@@ -95,6 +96,29 @@ TEST_F(LocalMetaStoreTest, UpdateIsBoundToTheIncarnation) {
     Topic stale = grown;
     stale.incarnation = IncarnationId("other");
     EXPECT_EQ(store->update_topic_on(stale, node_).code(), Errc::not_found);
+}
+
+// Rule: a topic record keeps its whole schema history; a record written before histories were
+// kept (a lone "schema") reads as version 1 of it.
+TEST(TopicCodecTest, SchemaHistoryRoundTrips) {
+    Topic topic;
+    topic.name = "t";
+    topic.incarnation = IncarnationId("0123456789abcdef");
+    topic.add_schema_version(R"({"type":"integer"})");
+    topic.add_schema_version(R"({"type":"number"})");
+    Topic read = decode_topic(encode_topic(topic)).value();
+    EXPECT_EQ(read.schema_versions, topic.schema_versions);
+    EXPECT_EQ(read.schema, R"({"type":"number"})");
+    EXPECT_EQ(read.schema_version(), 2u);
+
+    std::string older =
+        R"({"name":"t","incarnation":"0123456789abcdef","partitions":3,"retention_ms":0,)"
+        R"("visibility_timeout_ms":30000,"max_in_flight_per_partition":1,)"
+        R"("max_acked_ahead_per_partition":1,"created_at":1,"schema":"{\"type\":\"string\"}"})";
+    Topic old = decode_topic(older).value();
+    EXPECT_EQ(old.schema_version(), 1u);
+    EXPECT_EQ(old.schema, R"({"type":"string"})");
+    EXPECT_EQ(old.schema_versions.front(), R"({"type":"string"})");
 }
 
 }  // namespace

@@ -14,6 +14,12 @@ std::string_view role_name(TopicRole role) {
     return "standalone";
 }
 
+size_t Topic::schema_history_bytes() const {
+    size_t bytes = 0;
+    for (const std::string& version : schema_versions) bytes += version.size();
+    return bytes;
+}
+
 std::string_view etcd_role_name(EtcdRole role) {
     switch (role) {
         case EtcdRole::none:

@@ -34,6 +34,34 @@ bool schema_present(const std::optional<std::string>& schema) {
     return schema.has_value() && !schema->empty() && *schema != "null";
 }
 
+// The schema budgets: a history of at most 1000 versions and 4 MiB, every history in the cluster
+// at most 256 MiB together (Narad 3.1), checked before a version is added.
+Status check_schema_budget(const MetaState& state, const Topic& topic, size_t added_bytes) {
+    if (topic.schema_version() >= kMaxSchemaVersions) {
+        return Status(Errc::conflict, "schema history of \"" + topic.name + "\" holds " +
+                                          std::to_string(kMaxSchemaVersions) +
+                                          " versions, the most a topic may keep");
+    }
+    size_t topic_bytes = topic.schema_history_bytes();
+    if (topic_bytes + added_bytes > kMaxSchemaHistoryBytes) {
+        return Status(Errc::conflict, "schema history budget exceeded: \"" + topic.name +
+                                          "\" stores " + std::to_string(topic_bytes) +
+                                          " bytes of schema versions and may keep at most " +
+                                          std::to_string(kMaxSchemaHistoryBytes));
+    }
+    size_t cluster_bytes = 0;
+    for (const auto& [name, other] : state.topics) {
+        if (name != topic.name) cluster_bytes += other.schema_history_bytes();
+    }
+    if (cluster_bytes + topic_bytes + added_bytes > kMaxClusterSchemaBytes) {
+        return Status(Errc::conflict, "cluster schema budget exceeded: the cluster stores " +
+                                          std::to_string(cluster_bytes + topic_bytes) +
+                                          " bytes of schema versions and may keep at most " +
+                                          std::to_string(kMaxClusterSchemaBytes));
+    }
+    return Status::ok();
+}
+
 Status check_retention_floor(int64_t retention_ms) {
     if (retention_ms != 0 && retention_ms < kMinRetentionMs) {
         return invalid("retention_ms (" + std::to_string(retention_ms) +
@@ -106,12 +134,13 @@ Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
         topic.max_acked_ahead_per_partition,
         defaulted(request.max_acked_ahead_per_partition, policy_.default_max_acked_ahead,
                   "max_acked_ahead_per_partition"));
-    if (schema_present(request.schema)) {
-        auto compiled = CompiledSchema::compile(*request.schema);
-        if (!compiled.is_ok()) return invalid(compiled.status().message());
-        NARAD_ASSIGN_OR_RETURN(topic.schema, compact_schema(*request.schema));
-    }
     meta::MetaSnapshot existing = store_.snapshot();
+    if (schema_present(request.schema)) {
+        auto compact = register_schema(*request.schema);
+        if (!compact.is_ok()) return invalid(compact.status().message());
+        NARAD_RETURN_IF_ERROR(check_schema_budget(*existing, topic, compact->size()));
+        topic.add_schema_version(std::move(*compact));
+    }
     if (existing->find_topic(topic.name) != nullptr) {
         return Status(Errc::already_exists, "topic already exists");
     }
@@ -145,7 +174,7 @@ Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
     auto bad = [](const char* message) { return Status(Errc::invalid_argument, message); };
     if (request.partitions < 0) return bad("partitions must be > 0");
     if (request.partitions == 0 && !request.retention_ms && !request.max_in_flight_per_partition &&
-        !request.max_acked_ahead_per_partition && !request.schema) {
+        !request.max_acked_ahead_per_partition && !request.schema && !request.schema_base_version) {
         return bad(
             "at least one of partitions, retention_ms, max_*_per_partition, or schema is required");
     }
@@ -158,8 +187,13 @@ Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
     if (request.max_acked_ahead_per_partition && *request.max_acked_ahead_per_partition < 0) {
         return bad("max_acked_ahead_per_partition must be >= 0 (0 = use default)");
     }
-    if (request.schema && schema_present(request.schema) &&
-        !compact_schema(*request.schema).is_ok()) {
+    if (request.schema_base_version && !request.schema) {
+        return bad("schema_base_version requires schema");
+    }
+    if (request.schema && !schema_present(request.schema)) {
+        return bad("schema cannot be removed: a topic's schema may only be widened");
+    }
+    if (request.schema && !compact_schema(*request.schema).is_ok()) {
         return bad("schema is not valid JSON");
     }
     return Status::ok();
@@ -209,16 +243,28 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
                               topic.name + "\" is managed by parent \"" + topic.parent +
                               "\"; detach to manage it independently");
         }
-        if (schema_present(request.schema)) {
-            auto compiled = CompiledSchema::compile(*request.schema);
-            if (!compiled.is_ok()) return invalid(compiled.status().message());
-            NARAD_ASSIGN_OR_RETURN(std::string compact, compact_schema(*request.schema));
+        if (request.schema_base_version &&
+            *request.schema_base_version != static_cast<int64_t>(topic.schema_version())) {
+            return Status(Errc::conflict, "schema version conflict: schema_base_version " +
+                                              std::to_string(*request.schema_base_version) +
+                                              " does not match the current version " +
+                                              std::to_string(topic.schema_version()) + " of \"" +
+                                              topic.name + "\"");
+        }
+        auto compact = register_schema(*request.schema);
+        if (!compact.is_ok()) return invalid(compact.status().message());
+        // The same schema, or one differing only in annotations, registers nothing: a retry
+        // after a lost answer does not grow the history.
+        bool unchanged = !topic.schema.empty() && schema_unchanged(topic.schema, *compact);
+        if (!unchanged) {
             if (!topic.schema.empty()) {
-                NARAD_RETURN_IF_ERROR(check_schema_compatible(topic.schema, compact));
+                NARAD_RETURN_IF_ERROR(check_schema_compatible(topic.schema, *compact));
             }
-            topic.schema = std::move(compact);
-        } else {
-            topic.schema.clear();
+            NARAD_RETURN_IF_ERROR(check_schema_budget(*snapshot, topic, compact->size()));
+            topic.add_schema_version(std::move(*compact));
+        } else if (request.partitions == 0 && !request.retention_ms &&
+                   !request.max_in_flight_per_partition && !request.max_acked_ahead_per_partition) {
+            return *current;  // nothing to write
         }
     }
     std::vector<NodeId> added_owners;

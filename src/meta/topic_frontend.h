@@ -51,7 +51,9 @@ struct UpdateTopicRequest {
     std::optional<int64_t> retention_ms;
     std::optional<int64_t> max_in_flight_per_partition;
     std::optional<int64_t> max_acked_ahead_per_partition;
-    std::optional<std::string> schema;
+    std::optional<std::string> schema;  // JSON text; "null" is refused (schemas only widen)
+    // Applies the schema only while the current version is exactly this one (409 otherwise).
+    std::optional<int64_t> schema_base_version;
 };
 
 // Chooses the owners of `count` new partitions of `topic` (numbered from `first`), from a view of

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "meta/local_meta_store.h"
+#include "meta/schema.h"
 
 namespace narad::meta {
 namespace {
@@ -106,6 +107,96 @@ TEST_F(TopicFrontendTest, IncompatibleSchemaIsRefused) {
     auto result = frontend_.update("t", {.schema = R"({"properties":{}})"});
     EXPECT_EQ(result.code(), Errc::invalid_argument);
     EXPECT_NE(result.status().message().find("property \"a\" removed"), std::string::npos);
+}
+
+// Rule: every schema change is a new version, oldest first; a PATCH with the current schema (any
+// formatting or key order), or one differing only in annotations, registers nothing.
+TEST_F(TopicFrontendTest, SchemaHistoryGrowsOnlyOnRealChanges) {
+    auto created = frontend_.create({.name = "t", .schema = R"({ "type" : "object" })"}).value();
+    EXPECT_EQ(created.schema_version(), 1u);
+    EXPECT_EQ(created.schema, R"({"type":"object"})");
+    auto same = frontend_.update("t", {.schema = R"({"type":"object","title":"orders"})"}).value();
+    EXPECT_EQ(same.schema_version(), 1u);
+    EXPECT_EQ(same.schema, R"({"type":"object"})");
+    auto wider = frontend_.update("t", {.schema = R"({"type":["object","null"]})"}).value();
+    EXPECT_EQ(wider.schema_version(), 2u);
+    const Topic* stored = store_->snapshot()->find_topic("t");
+    ASSERT_NE(stored, nullptr);
+    EXPECT_EQ(stored->schema_versions,
+              (std::vector<std::string>{R"({"type":"object"})", R"({"type":["object","null"]})"}));
+    EXPECT_EQ(stored->schema, R"({"type":["object","null"]})");
+    // A topic without a schema takes one as version 1.
+    ASSERT_TRUE(frontend_.create({.name = "plain"}).is_ok());
+    EXPECT_EQ(frontend_.update("plain", {.schema = "{}"}).value().schema_version(), 1u);
+}
+
+// Rule: schema_base_version makes the change conditional (409 "schema version conflict" and
+// nothing written on a mismatch); `schema: null` is refused 400, as is a base version alone.
+TEST_F(TopicFrontendTest, SchemaChangesAreConditionalAndNeverRemoved) {
+    ASSERT_TRUE(frontend_.create({.name = "t", .schema = R"({"type":"integer"})"}).is_ok());
+    auto stale =
+        frontend_.update("t", {.schema = R"({"type":"number"})", .schema_base_version = 2});
+    EXPECT_EQ(stale.code(), Errc::conflict);
+    EXPECT_EQ(stale.status().message(),
+              "schema version conflict: schema_base_version 2 does not match the current version 1 "
+              "of \"t\"");
+    EXPECT_EQ(store_->snapshot()->find_topic("t")->schema_version(), 1u);
+    auto fresh =
+        frontend_.update("t", {.schema = R"({"type":"number"})", .schema_base_version = 1});
+    EXPECT_EQ(fresh.value().schema_version(), 2u);
+    EXPECT_EQ(TopicFrontend::validate_update({.schema = "null"}).message(),
+              "schema cannot be removed: a topic's schema may only be widened");
+    EXPECT_EQ(frontend_.update("t", {.schema = "null"}).code(), Errc::invalid_argument);
+    EXPECT_EQ(TopicFrontend::validate_update({.schema_base_version = 1}).message(),
+              "schema_base_version requires schema");
+    auto narrower = frontend_.update("t", {.schema = R"({"type":"integer"})"});
+    EXPECT_EQ(narrower.code(), Errc::invalid_argument);
+    EXPECT_EQ(narrower.status().message(),
+              "invalid argument: schema incompatible with previous version: schema root: type "
+              "\"number\" no longer allowed");
+    EXPECT_EQ(store_->snapshot()->find_topic("t")->schema_version(), 2u);
+}
+
+// Rule: a history keeps at most 1000 versions and 4 MiB; the change past either gets 409 and
+// writes nothing.
+TEST_F(TopicFrontendTest, SchemaHistoryBudgets) {
+    auto enum_of = [](int count, int width) {
+        std::string out = R"({"enum":[)";
+        for (int i = 0; i < count; ++i) {
+            if (i > 0) out += ',';
+            std::string value = std::to_string(i);
+            out += '"' + std::string(width - value.size(), '0') + value + '"';
+        }
+        return out + "]}";
+    };
+    ASSERT_TRUE(frontend_.create({.name = "many", .schema = enum_of(1, 4)}).is_ok());
+    for (int v = 2; v <= 1000; ++v) {
+        ASSERT_TRUE(frontend_.update("many", {.schema = enum_of(v, 4)}).is_ok()) << v;
+    }
+    auto over = frontend_.update("many", {.schema = enum_of(1001, 4)});
+    EXPECT_EQ(over.code(), Errc::conflict) << over.status().to_string();
+    EXPECT_EQ(over.status().message(),
+              "schema history of \"many\" holds 1000 versions, the most a topic may keep");
+
+    // About 250 KiB per version: the 17th passes 4 MiB.
+    std::string base = enum_of(22'000, 8);
+    ASSERT_TRUE(frontend_.create({.name = "big", .schema = base}).is_ok());
+    Status last;
+    int versions = 1;
+    for (int extra = 1; extra < 40 && last.is_ok(); ++extra) {
+        std::string next = base.substr(0, base.size() - 2);
+        for (int i = 0; i < extra; ++i) next += ",\"x" + std::to_string(i) + "\"";
+        next += "]}";
+        last = frontend_.update("big", {.schema = next}).status();
+        if (last.is_ok()) ++versions;
+    }
+    EXPECT_EQ(last.code(), Errc::conflict);
+    EXPECT_NE(last.message().find("schema history budget exceeded"), std::string::npos)
+        << last.message();
+    const Topic* big = store_->snapshot()->find_topic("big");
+    EXPECT_EQ(big->schema_version(), static_cast<uint32_t>(versions));
+    EXPECT_LE(big->schema_history_bytes(), kMaxSchemaHistoryBytes);
+    EXPECT_GT(big->schema_history_bytes() + base.size(), kMaxSchemaHistoryBytes);
 }
 
 }  // namespace

@@ -274,6 +274,99 @@ TEST_F(ApiConformanceTest, SchemaIsEnforcedOnProduce) {
     EXPECT_NE(error_of(refused).find("invalid argument: schema:"), std::string::npos);
 }
 
+// Rule: schemas have versions: GET shows schema_version (0 without) and the current schema,
+// GET …/schema the history oldest first; a PATCH registers a new version only for a compatible
+// change (400 otherwise), honours schema_base_version (409), is idempotent for the same schema or
+// an annotation-only change, and refuses `schema: null` (400) and an invalid schema (400).
+TEST_F(ApiConformanceTest, SchemaVersions) {
+    create(R"({"name":"versioned"})");
+    auto plain = json::parse(call("GET", "/v1/topics/versioned").body);
+    EXPECT_EQ(plain["schema_version"], 0);
+    EXPECT_FALSE(plain.contains("schema"));
+    EXPECT_EQ(json::parse(call("GET", "/v1/topics/versioned/schema").body),
+              json::parse(R"({"topic":"versioned","version":0,"versions":[]})"));
+    auto first = call("PATCH", "/v1/topics/versioned",
+                      R"({"schema":{"type":"object","properties":{"qty":{"type":"integer"}}}})");
+    ASSERT_EQ(first.status, 200) << first.body;
+    EXPECT_EQ(json::parse(first.body)["schema_version"], 1);
+    auto narrower = call("PATCH", "/v1/topics/versioned",
+                         R"({"schema":{"type":"object","properties":{"qty":{"type":"string"}}}})");
+    EXPECT_EQ(narrower.status, 400);
+    EXPECT_EQ(error_of(narrower),
+              "invalid argument: schema incompatible with previous version: at /properties/qty: "
+              "type \"integer\" no longer allowed");
+    auto stale = call("PATCH", "/v1/topics/versioned",
+                      R"({"schema_base_version":0,"schema":{"type":"object","properties":)"
+                      R"({"qty":{"type":"number"}}}})");
+    EXPECT_EQ(stale.status, 409);
+    EXPECT_EQ(error_of(stale),
+              "schema version conflict: schema_base_version 0 does not match the current version "
+              "1 of \"versioned\"");
+    auto wider = call("PATCH", "/v1/topics/versioned",
+                      R"({"schema_base_version":1,"schema":{"type":"object","properties":)"
+                      R"({"qty":{"type":"number"},"note":{"type":"string"}}}})");
+    ASSERT_EQ(wider.status, 200) << wider.body;
+    EXPECT_EQ(json::parse(wider.body)["schema_version"], 2);
+    auto again = call("PATCH", "/v1/topics/versioned",
+                      R"({"schema":{"title":"orders","properties":{"note":{"type":"string"},)"
+                      R"("qty":{"type":"number"}},"type":"object"}})");
+    ASSERT_EQ(again.status, 200) << again.body;
+    EXPECT_EQ(json::parse(again.body)["schema_version"], 2);
+    auto removed = call("PATCH", "/v1/topics/versioned", R"({"schema":null})");
+    EXPECT_EQ(removed.status, 400);
+    EXPECT_EQ(error_of(removed), "schema cannot be removed: a topic's schema may only be widened");
+    auto invalid = call("PATCH", "/v1/topics/versioned", R"({"schema":false})");
+    EXPECT_EQ(invalid.status, 400);
+    EXPECT_EQ(error_of(invalid),
+              "invalid argument: schema: a schema must be a JSON object or true");
+
+    auto history = json::parse(call("GET", "/v1/topics/versioned/schema").body);
+    EXPECT_EQ(history["topic"], "versioned");
+    EXPECT_EQ(history["version"], 2);
+    ASSERT_EQ(history["versions"].size(), 2u);
+    EXPECT_EQ(history["versions"][0]["version"], 1);
+    EXPECT_EQ(history["versions"][0]["schema"]["properties"]["qty"]["type"], "integer");
+    EXPECT_EQ(history["versions"][1]["schema"]["properties"]["qty"]["type"], "number");
+    auto got = json::parse(call("GET", "/v1/topics/versioned").body);
+    EXPECT_EQ(got["schema_version"], 2);
+    EXPECT_EQ(got["schema"], history["versions"][1]["schema"]);
+    // The version in force validates produces: a number is now accepted for qty.
+    EXPECT_EQ(call("POST", "/v1/topics/versioned/produce", R"({"qty":1.5})").status, 202);
+    EXPECT_EQ(call("POST", "/v1/topics/versioned/produce", R"({"qty":"x"})").status, 400);
+    EXPECT_EQ(call("GET", "/v1/topics/missing/schema").status, 404);
+}
+
+// Rule: a history of about 4 MiB (17 versions of 240 KiB) is stored, survives in the metastore and
+// is served whole; the version past the per-topic budget gets 409 and changes nothing.
+TEST_F(ApiConformanceTest, SchemaHistoryBudgetHoldsInTheMetastore) {
+    std::string values;
+    for (int i = 0; i < 22'000; ++i) {
+        if (i > 0) values += ',';
+        values += '"' + std::to_string(10'000'000 + i) + '"';
+    }
+    create(R"({"name":"wide-enum","schema":{"enum":[)" + values + "]}}");
+    int version = 1;
+    int status = 200;
+    for (int extra = 0; extra < 40 && status == 200; ++extra) {
+        values += ",\"x" + std::to_string(extra) + "\"";
+        auto answer =
+            call("PATCH", "/v1/topics/wide-enum", R"({"schema":{"enum":[)" + values + "]}}");
+        status = answer.status;
+        if (status == 200) {
+            ++version;
+        } else {
+            EXPECT_EQ(status, 409) << answer.body;
+            EXPECT_NE(error_of(answer).find("schema history budget exceeded"), std::string::npos)
+                << error_of(answer);
+        }
+    }
+    EXPECT_EQ(status, 409);
+    EXPECT_GE(version, 17);
+    auto history = json::parse(call("GET", "/v1/topics/wide-enum/schema").body);
+    EXPECT_EQ(history["version"], version);
+    EXPECT_EQ(history["versions"].size(), static_cast<size_t>(version));
+}
+
 // Rule: payloads come back as produced: JSON verbatim, text as a string, binary as base64.
 TEST_F(ApiConformanceTest, PayloadsComeBackAsProduced) {
     create(R"({"name":"payloads","partitions":3})");
