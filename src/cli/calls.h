@@ -29,6 +29,15 @@ Status send_and_print(Api& api, std::ostream& out, std::string_view method, std:
 Status send_silent(Api& api, std::string_view method, std::string_view target,
                    const std::optional<nlohmann::json>& body = std::nullopt);
 
+// Sends a JSON body already encoded (e.g. holding a client's document verbatim) and
+// pretty-prints the answer.
+Status send_text_and_print(Api& api, std::ostream& out, std::string_view method,
+                           std::string_view target, std::string body);
+
+// `body` compact, with `"key":<raw>` added as its last member: `raw` is JSON text sent exactly
+// as the user wrote it (a schema's numbers and key order survive).
+std::string with_raw_member(const nlohmann::json& body, std::string_view key, std::string_view raw);
+
 // "/v1/topics/<escaped name>".
 std::string topic_path(std::string_view topic);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -163,6 +164,62 @@ TEST(Commands, TopicEditRefusesVisibilityAndEmptyChange) {
     EXPECT_EQ(cli.api.calls[0].body,
               "{\"max_acked_ahead_per_partition\":7,\"max_in_flight_per_partition\":5,"
               "\"partitions\":9,\"retention_ms\":7200000}");
+}
+
+// Rule: --schema takes the document inline, from @file or from stdin (-) and sends it verbatim
+// (numbers and key order kept) as the body's `schema`; text that is not JSON is refused before
+// any request; --schema-base-version needs --schema.
+TEST(Commands, TopicSchemaFlags) {
+    Cli cli;
+    cli.api.answer(201, "{}");
+    EXPECT_EQ(cli.run({"topic", "add", "t", "--schema",
+                       R"({"type":"object","maximum":12345678901234567890123})"}),
+              0)
+        << cli.err();
+    EXPECT_EQ(cli.api.calls.back().body,
+              R"({"name":"t","schema":{"type":"object","maximum":12345678901234567890123}})");
+    std::string path = ::testing::TempDir() + "/schema.json";
+    {
+        std::ofstream file(path);
+        file << "  {\"type\": \"string\"}\n";
+    }
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--schema", "@" + path, "--schema-base-version", "2"}),
+              0)
+        << cli.err();
+    EXPECT_EQ(cli.api.calls.back().method, "PATCH");
+    EXPECT_EQ(cli.api.calls.back().body,
+              R"({"schema_base_version":2,"schema":{"type": "string"}})");
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--schema", "-"}, "{\"type\":\"integer\"}"), 0);
+    EXPECT_EQ(cli.api.calls.back().body, R"({"schema":{"type":"integer"}})");
+    size_t sent = cli.api.calls.size();
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--schema", "{nope"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --schema is not valid JSON\n");
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--schema-base-version", "1"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --schema-base-version requires --schema\n");
+    EXPECT_EQ(cli.run({"topic", "add", "t", "--schema", "@/nonexistent/x.json"}), 1);
+    EXPECT_EQ(cli.err(), "narad: --schema: cannot read /nonexistent/x.json\n");
+    EXPECT_EQ(cli.api.calls.size(), sent);
+}
+
+// Rule: `topic schema` prints the history from GET /v1/topics/{t}/schema; --current prints only
+// the newest document, and a topic without one is an error.
+TEST(Commands, TopicSchemaPrintsTheHistory) {
+    Cli cli;
+    const std::string history =
+        R"({"topic":"t","version":2,"versions":[{"version":1,"schema":{"type":"integer"}},)"
+        R"({"version":2,"schema":{"type":"number"}}]})";
+    cli.api.answer(200, history);
+    EXPECT_EQ(cli.run({"topic", "schema", "t"}), 0) << cli.err();
+    EXPECT_EQ(cli.api.calls.back().target, "/v1/topics/t/schema");
+    EXPECT_NE(cli.out().find("\"version\": 2"), std::string::npos) << cli.out();
+    cli.api.answer(200, history);
+    EXPECT_EQ(cli.run({"topic", "schema", "t", "--current"}), 0);
+    EXPECT_EQ(cli.out(), "{\n  \"type\": \"number\"\n}\n");
+    cli.api.answer(200, R"({"topic":"t","version":0,"versions":[]})");
+    EXPECT_EQ(cli.run({"topic", "schema", "t", "--current"}), 1);
+    EXPECT_EQ(cli.err(), "narad: topic \"t\" has no schema\n");
 }
 
 // Rule: `topic ls` follows next_page_token until it is empty and prints one table.

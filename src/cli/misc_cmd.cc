@@ -120,6 +120,7 @@ void register_usages(CommandTree& tree) {
         {"narad topic ls", "[flags]"},
         {"narad topic info", "<name>"},
         {"narad topic edit", "<name> [flags]"},
+        {"narad topic schema", "<name> [--current]"},
         {"narad topic rm", "<name> [flags]"},
         {"narad topic attach", "<parent> <child> [flags]"},
         {"narad topic detach", "<parent> <child>"},
