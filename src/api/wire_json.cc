@@ -57,9 +57,9 @@ void append_topic_fields(std::string& out, const meta::Topic& topic, RoleField r
     if (topic.fanout_delay_ms != 0) number_field(out, "fanout_delay_ms", topic.fanout_delay_ms);
     if (schema == SchemaFields::include) {
         number_field(out, "schema_version", topic.schema_version());
-        if (!topic.schema.empty()) {
+        if (!topic.schema().empty()) {
             field(out, "schema");
-            out += topic.schema;  // stored as compact JSON text
+            out += topic.schema();  // stored as compact JSON text
         }
     }
 }

@@ -62,7 +62,6 @@ Result<Topic> topic_from_json(const json& j) {
             std::string schema = j.value("schema", "");
             if (!schema.empty()) topic.schema_versions.push_back(std::move(schema));
         }
-        if (!topic.schema_versions.empty()) topic.schema = topic.schema_versions.back();
     } catch (const json::exception& e) {
         return Status(Errc::corrupt, std::string("bad topic record: ") + e.what());
     }

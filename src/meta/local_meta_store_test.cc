@@ -108,7 +108,7 @@ TEST(TopicCodecTest, SchemaHistoryRoundTrips) {
     topic.add_schema_version(R"({"type":"number"})");
     Topic read = decode_topic(encode_topic(topic)).value();
     EXPECT_EQ(read.schema_versions, topic.schema_versions);
-    EXPECT_EQ(read.schema, R"({"type":"number"})");
+    EXPECT_EQ(read.schema(), R"({"type":"number"})");
     EXPECT_EQ(read.schema_version(), 2u);
 
     std::string older =
@@ -117,7 +117,7 @@ TEST(TopicCodecTest, SchemaHistoryRoundTrips) {
         R"("max_acked_ahead_per_partition":1,"created_at":1,"schema":"{\"type\":\"string\"}"})";
     Topic old = decode_topic(older).value();
     EXPECT_EQ(old.schema_version(), 1u);
-    EXPECT_EQ(old.schema, R"({"type":"string"})");
+    EXPECT_EQ(old.schema(), R"({"type":"string"})");
     EXPECT_EQ(old.schema_versions.front(), R"({"type":"string"})");
 }
 

@@ -236,19 +236,24 @@ bool holds_schema_map(std::string_view k) {
     return k == "properties" || k == "patternProperties" || k == "definitions" || k == "$defs" ||
            k == "dependencies" || k == "dependentSchemas";
 }
-bool holds_schema(std::string_view k) {
+bool holds_schemas(std::string_view k) {
     return k == "items" || k == "additionalProperties" || k == "additionalItems" || k == "not" ||
-           k == "if" || k == "then" || k == "else" || k == "contains" || k == "propertyNames";
+           k == "if" || k == "then" || k == "else" || k == "contains" || k == "propertyNames" ||
+           k == "anyOf" || k == "allOf" || k == "oneOf" || k == "prefixItems";
 }
-bool holds_schema_list(std::string_view k) {
-    return k == "anyOf" || k == "allOf" || k == "oneOf" || k == "prefixItems";
+
+// Keywords that constrain no value: annotations, the draft, identifiers and definitions (reached
+// only through $ref).
+bool constrains_nothing(std::string_view k) {
+    return is_annotation(k) || k == "$schema" || k == "$id" || k == "id" || k == "definitions" ||
+           k == "$defs";
 }
 
 // Equal as schemas, ignoring annotations wherever a subschema sits (a property named
 // `description` is a property, not an annotation).
 bool same_schema(const Value& a, const Value& b);
 
-bool same_schema_list(const Value& a, const Value& b) {
+bool same_schemas(const Value& a, const Value& b) {
     if (!a.IsArray() || !b.IsArray()) return same_schema(a, b);
     if (a.Size() != b.Size()) return false;
     for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
@@ -283,10 +288,9 @@ bool same_schema(const Value& a, const Value& b) {
         if (is_annotation(keyword)) continue;
         auto other = b.FindMember(it->name);
         if (other == b.MemberEnd()) return false;
-        bool same = holds_schema_map(keyword)    ? same_schema_map(it->value, other->value)
-                    : holds_schema(keyword)      ? same_schema_list(it->value, other->value)
-                    : holds_schema_list(keyword) ? same_schema_list(it->value, other->value)
-                                                 : it->value == other->value;
+        bool same = holds_schema_map(keyword) ? same_schema_map(it->value, other->value)
+                    : holds_schemas(keyword)  ? same_schemas(it->value, other->value)
+                                              : it->value == other->value;
         if (!same) return false;
     }
     return true;
@@ -342,8 +346,8 @@ class Comparer {
         // A nested schema may always become {} or true; the root may not drop its properties
         // that way (Narad's rule for `properties`).
         if (!at.empty() && accepts_everything(*b.schema)) return std::nullopt;
-        if (is_false(*a.schema)) return std::nullopt;
-        if (is_false(*b.schema)) return fail(at, "the new schema accepts nothing here");
+        if (a.schema->IsFalse()) return std::nullopt;
+        if (b.schema->IsFalse()) return fail(at, "the new schema accepts nothing here");
         static const Value kEmpty(rapidjson::kObjectType);
         const Value& old_schema = a.schema->IsTrue() ? kEmpty : *a.schema;
         const Value& new_schema = *b.schema;
@@ -375,17 +379,11 @@ class Comparer {
         return (at.empty() ? std::string("schema root") : "at " + at) + ": " + why;
     }
 
-    static bool is_false(const Value& v) { return v.IsFalse(); }
-
     static bool accepts_everything(const Value& v) {
         if (v.IsTrue()) return true;
         if (!v.IsObject()) return false;
         for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
-            std::string_view k = view_of(it->name);
-            if (!is_annotation(k) && k != "$schema" && k != "$id" && k != "id" &&
-                k != "definitions" && k != "$defs") {
-                return false;
-            }
+            if (!constrains_nothing(view_of(it->name))) return false;
         }
         return true;
     }

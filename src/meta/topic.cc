@@ -14,6 +14,11 @@ std::string_view role_name(TopicRole role) {
     return "standalone";
 }
 
+const std::string& Topic::schema() const {
+    static const std::string kNone;
+    return schema_versions.empty() ? kNone : schema_versions.back();
+}
+
 size_t Topic::schema_history_bytes() const {
     size_t bytes = 0;
     for (const std::string& version : schema_versions) bytes += version.size();

@@ -34,16 +34,15 @@ struct Topic {
     std::string parent;                 // child only
     std::string attach_epoch;           // child only
     int64_t fanout_delay_ms = 0;        // child only
-    std::string schema;                 // JSON Schema document (compact JSON text), empty for none
-    // Every version of the schema, oldest first: version n is schema_versions[n - 1], and the
-    // current one (`schema`) is the last. A history only grows while the topic lives.
+    // Every version of the JSON Schema (compact JSON text), oldest first: version n is
+    // schema_versions[n - 1], and the current one is the last. A history only grows while the
+    // topic lives.
     std::vector<std::string> schema_versions;
 
+    // The current schema document, empty for none.
+    const std::string& schema() const;
     uint32_t schema_version() const { return static_cast<uint32_t>(schema_versions.size()); }
-    void add_schema_version(std::string compact) {
-        schema = compact;
-        schema_versions.push_back(std::move(compact));
-    }
+    void add_schema_version(std::string compact) { schema_versions.push_back(std::move(compact)); }
     size_t schema_history_bytes() const;
 };
 

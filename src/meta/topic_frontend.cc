@@ -255,10 +255,10 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
         if (!compact.is_ok()) return invalid(compact.status().message());
         // The same schema, or one differing only in annotations, registers nothing: a retry
         // after a lost answer does not grow the history.
-        bool unchanged = !topic.schema.empty() && schema_unchanged(topic.schema, *compact);
+        bool unchanged = !topic.schema().empty() && schema_unchanged(topic.schema(), *compact);
         if (!unchanged) {
-            if (!topic.schema.empty()) {
-                NARAD_RETURN_IF_ERROR(check_schema_compatible(topic.schema, *compact));
+            if (!topic.schema().empty()) {
+                NARAD_RETURN_IF_ERROR(check_schema_compatible(topic.schema(), *compact));
             }
             NARAD_RETURN_IF_ERROR(check_schema_budget(*snapshot, topic, compact->size()));
             topic.add_schema_version(std::move(*compact));

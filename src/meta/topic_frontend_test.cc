@@ -114,17 +114,17 @@ TEST_F(TopicFrontendTest, IncompatibleSchemaIsRefused) {
 TEST_F(TopicFrontendTest, SchemaHistoryGrowsOnlyOnRealChanges) {
     auto created = frontend_.create({.name = "t", .schema = R"({ "type" : "object" })"}).value();
     EXPECT_EQ(created.schema_version(), 1u);
-    EXPECT_EQ(created.schema, R"({"type":"object"})");
+    EXPECT_EQ(created.schema(), R"({"type":"object"})");
     auto same = frontend_.update("t", {.schema = R"({"type":"object","title":"orders"})"}).value();
     EXPECT_EQ(same.schema_version(), 1u);
-    EXPECT_EQ(same.schema, R"({"type":"object"})");
+    EXPECT_EQ(same.schema(), R"({"type":"object"})");
     auto wider = frontend_.update("t", {.schema = R"({"type":["object","null"]})"}).value();
     EXPECT_EQ(wider.schema_version(), 2u);
     const Topic* stored = store_->snapshot()->find_topic("t");
     ASSERT_NE(stored, nullptr);
     EXPECT_EQ(stored->schema_versions,
               (std::vector<std::string>{R"({"type":"object"})", R"({"type":["object","null"]})"}));
-    EXPECT_EQ(stored->schema, R"({"type":["object","null"]})");
+    EXPECT_EQ(stored->schema(), R"({"type":["object","null"]})");
     // A topic without a schema takes one as version 1.
     ASSERT_TRUE(frontend_.create({.name = "plain"}).is_ok());
     EXPECT_EQ(frontend_.update("plain", {.schema = "{}"}).value().schema_version(), 1u);

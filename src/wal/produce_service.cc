@@ -32,9 +32,14 @@ Result<std::shared_ptr<const meta::CompiledSchema>> ProduceService::schema_for(
     const meta::Topic& topic) {
     std::lock_guard lock(mutex_);
     auto it = schemas_.find(topic.name);
-    if (it != schemas_.end() && it->second.first == topic.schema) return it->second.second;
-    NARAD_ASSIGN_OR_RETURN(auto compiled, meta::CompiledSchema::compile(topic.schema));
-    schemas_[topic.name] = {topic.schema, compiled};
+    // A version's document never changes while the topic lives, and a recreated topic has a new
+    // incarnation: the pair names the document.
+    if (it != schemas_.end() && it->second.version == topic.schema_version() &&
+        it->second.incarnation == topic.incarnation.value()) {
+        return it->second.compiled;
+    }
+    NARAD_ASSIGN_OR_RETURN(auto compiled, meta::CompiledSchema::compile(topic.schema()));
+    schemas_[topic.name] = {topic.incarnation.value(), topic.schema_version(), compiled};
     return compiled;
 }
 
@@ -96,7 +101,7 @@ void ProduceService::produce(std::string_view topic_name, std::vector<ProduceMes
             Status(Errc::conflict, "direct produce to a delayed child topic is not allowed"));
     }
     std::shared_ptr<const meta::CompiledSchema> schema;
-    if (!topic->schema.empty()) {
+    if (!topic->schema().empty()) {
         auto compiled = schema_for(*topic);
         if (!compiled.is_ok()) return done(compiled.status());
         schema = *compiled;

@@ -65,9 +65,13 @@ class ProduceService {
     IngressWal& wal_;
     const OwnerLiveness* liveness_;
     std::mutex mutex_;
-    // (topic, schema text) -> compiled schema. GUARDED_BY(mutex_)
-    std::map<std::string, std::pair<std::string, std::shared_ptr<const meta::CompiledSchema>>>
-        schemas_;
+    // A topic's compiled current schema, with the incarnation and version it was compiled from.
+    struct CachedSchema {
+        std::string incarnation;
+        uint32_t version = 0;
+        std::shared_ptr<const meta::CompiledSchema> compiled;
+    };
+    std::map<std::string, CachedSchema> schemas_;  // GUARDED_BY(mutex_)
     std::map<std::string, uint32_t> round_robin_;  // GUARDED_BY(mutex_)
 };
 

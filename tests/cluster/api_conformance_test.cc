@@ -289,6 +289,8 @@ TEST_F(ApiConformanceTest, SchemaVersions) {
                       R"({"schema":{"type":"object","properties":{"qty":{"type":"integer"}}}})");
     ASSERT_EQ(first.status, 200) << first.body;
     EXPECT_EQ(json::parse(first.body)["schema_version"], 1);
+    // Version 1 compiled and in force: a fraction is refused until a version widens it below.
+    EXPECT_EQ(call("POST", "/v1/topics/versioned/produce", R"({"qty":1.5})").status, 400);
     auto narrower = call("PATCH", "/v1/topics/versioned",
                          R"({"schema":{"type":"object","properties":{"qty":{"type":"string"}}}})");
     EXPECT_EQ(narrower.status, 400);
