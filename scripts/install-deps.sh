@@ -15,6 +15,8 @@ packages=(
     googletest libgtest-dev libgmock-dev libbenchmark-dev
     # tooling used by tests and `make run`
     curl python3 procps
+    # the completion tests run the generated scripts in real shells
+    fish zsh
     # the chaos suite's clock steps (tests/chaos, docs/reliability.md)
     faketime
     # `make bench`: the peer systems and their client libraries, workload files, profiling

@@ -115,7 +115,8 @@ Status create_topic(CommandEnv& env, const std::string& topic, int64_t partition
 Status run_bench(const BenchFlags& f, CommandEnv& env) {
     const std::string& topic = f.args[0];
     NARAD_ASSIGN_OR_RETURN(bench::BenchConfig config, make_config(f, topic));
-    NARAD_ASSIGN_OR_RETURN(net::ClientOptions client, client_options(env.connection()));
+    NARAD_ASSIGN_OR_RETURN(CliContext connection, env.connection());
+    NARAD_ASSIGN_OR_RETURN(net::ClientOptions client, client_options(connection));
     NARAD_ASSIGN_OR_RETURN(std::vector<net::ClientOptions> targets, bench_targets(f, client));
     if (targets.size() > config.connections ||
         (config.consume && targets.size() > config.consumers)) {

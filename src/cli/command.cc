@@ -7,6 +7,50 @@
 
 namespace narad::cli {
 
+Result<CliContext> CommandEnv::connection() {
+    if (resolved_connection) return *resolved_connection;
+    NARAD_ASSIGN_OR_RETURN(CliContext resolved, resolve_connection(flags, env));
+    if (flags.password_stdin) {
+        if (!flags.password.empty()) {
+            return Status(Errc::invalid_argument,
+                          "--password and --password-stdin are mutually exclusive");
+        }
+        NARAD_RETURN_IF_ERROR(claim_stdin("--password-stdin"));
+        NARAD_ASSIGN_OR_RETURN(resolved.password, read_password_line(in, "--password-stdin"));
+    }
+    if (const std::string warning = plaintext_credentials_warning(resolved); !warning.empty()) {
+        output.err << warning << std::flush;
+    }
+    resolved_connection = resolved;
+    return resolved;
+}
+
+Result<std::unique_ptr<Api>> CommandEnv::api() {
+    NARAD_ASSIGN_OR_RETURN(CliContext resolved, connection());
+    return api_factory(resolved);
+}
+
+Status CommandEnv::claim_stdin(std::string_view what) {
+    if (stdin_reader.empty() || stdin_reader == what) {
+        stdin_reader = std::string(what);
+        return Status::ok();
+    }
+    return Status(Errc::invalid_argument, std::string(what) + " and " + stdin_reader +
+                                              " both read standard input; give one of them "
+                                              "another way");
+}
+
+Result<std::string> read_password_line(std::istream& in, std::string_view flag) {
+    std::string line;
+    std::getline(in, line);
+    if (in.bad()) return Status(Errc::io_error, "read password from stdin");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) {
+        return Status(Errc::invalid_argument, std::string(flag) + ": no password on stdin");
+    }
+    return line;
+}
+
 Status check_args(const ArgRule& rule, const std::vector<std::string>& args,
                   const std::string& path) {
     const auto count_error = [&](std::string text) {
@@ -67,6 +111,11 @@ CommandTree::CommandTree(CommandEnv& env)
                      "basic auth user (default: active context or NARAD_USER)");
     root_.add_option("-p,--password", env_.flags.password,
                      "basic auth password (default: active context or NARAD_PASS)");
+    root_.add_flag("--password-stdin", env_.flags.password_stdin,
+                   "read the basic auth password from the first line of standard input");
+    root_.add_option("--ctx", env_.flags.context,
+                     "use this context for this command only (refused while NARAD_ADDR, "
+                     "NARAD_USER or NARAD_PASS is set)");
     root_.add_option("command", stray_[&root_])->expected(0, -1)->group("");
 }
 
@@ -175,6 +224,8 @@ Status CommandTree::run_selected(CLI::App* selected) {
             NARAD_RETURN_IF_ERROR(flag.apply(*flag.raw));
         }
     }
+    // Claimed before the command runs, so no other reader can consume the password first.
+    if (env_.flags.password_stdin) NARAD_RETURN_IF_ERROR(env_.claim_stdin("--password-stdin"));
     static const std::vector<std::string> kNoArgs;
     const std::vector<std::string>& args = leaf->second.args ? *leaf->second.args : kNoArgs;
     NARAD_RETURN_IF_ERROR(check_args(leaf->second.rule, args, path_of(selected)));
@@ -187,10 +238,11 @@ static size_t skip_connection_flags(const std::vector<std::string>& args) {
     while (i < args.size()) {
         const std::string& arg = args[i];
         if (arg == "-s" || arg == "--server" || arg == "-u" || arg == "--user" || arg == "-p" ||
-            arg == "--password") {
+            arg == "--password" || arg == "--ctx") {
             i += 2;
         } else if (arg.starts_with("--server=") || arg.starts_with("--user=") ||
-                   arg.starts_with("--password=") ||
+                   arg.starts_with("--password=") || arg.starts_with("--ctx=") ||
+                   arg == "--password-stdin" ||
                    (arg.size() > 2 && arg[0] == '-' &&
                     (arg[1] == 's' || arg[1] == 'u' || arg[1] == 'p'))) {
             i += 1;
@@ -259,6 +311,10 @@ int CommandTree::run(std::vector<std::string> args) {
 }
 
 int run_cli(std::vector<std::string> args, CommandEnv& env) {
+    // Per-command state: nothing from an earlier run (tests run many on one CommandEnv) carries.
+    env.flags = ConnectionFlags{};
+    env.resolved_connection.reset();
+    env.stdin_reader.clear();
     CommandTree tree(env);
     register_topic_commands(tree);
     register_pub_command(tree);

@@ -11,7 +11,9 @@
 #include <istream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -40,9 +42,24 @@ struct CommandEnv {
     // Whether sub/peek take over SIGINT/SIGTERM to print their final count (the real binary).
     bool handle_signals = false;
 
-    CliContext connection() const { return resolve_connection(flags, env); }
-    Result<std::unique_ptr<Api>> api() const { return api_factory(connection()); }
+    // The connection, resolved once: flags, --ctx, the environment and contexts, the password
+    // from stdin with --password-stdin, and a warning on stderr before credentials go over plain
+    // http:// to another machine.
+    Result<CliContext> connection();
+    Result<std::unique_ptr<Api>> api();
+    // Standard input has one reader per command: `what` names the reader (`--password-stdin`, `a
+    // message from standard input`, ...). A second, different reader is refused, since the first
+    // one may have consumed what it meant to read.
+    Status claim_stdin(std::string_view what);
+
+    // What connection() and claim_stdin() remember (left at their defaults by the callers).
+    std::optional<CliContext> resolved_connection;
+    std::string stdin_reader;
 };
+
+// The first line of `in` as a password (a trailing "\n" or "\r\n" dropped, nothing else
+// trimmed); an empty one is an error naming `flag`.
+Result<std::string> read_password_line(std::istream& in, std::string_view flag);
 
 enum class ArgCount { none, exact, range, any };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,7 @@ class Cli {
         env_.exit_code = 0;
         return run_cli(std::move(args), env_);
     }
+    void set_env(const std::string& name, const std::string& value) { vars_[name] = value; }
     std::string out() const { return captured_.out.str(); }
     std::string err() const { return captured_.err.str(); }
 
@@ -485,14 +487,142 @@ TEST(Commands, ServerReport) {
     EXPECT_EQ(cli.out(), "no topics\n");
 }
 
-// Rule: the bash completion script lists the commands and their flags.
-TEST(Commands, CompletionScript) {
+// Runs `script` in `shell` with the generated completion in the file $NARAD_COMPLETION; returns
+// what it printed.
+std::string run_shell(const std::string& shell, const std::string& completion,
+                      const std::string& script) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/completion";
+    std::ofstream(path) << completion;
+    const std::string command = "NARAD_COMPLETION='" + path + "' " + shell + " -c '" + script + "'";
+    std::string out;
+    if (FILE* pipe = ::popen(command.c_str(), "r")) {
+        char buffer[4096];
+        size_t n;
+        while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+        EXPECT_EQ(::pclose(pipe), 0) << command << "\n" << out;
+    }
+    return out;
+}
+
+// Rule: the completion scripts, loaded in real bash and fish, offer the subcommands of the path
+// typed so far (flags before it skipped) and a command's flags; an unknown shell is refused.
+TEST(Commands, CompletionScriptsCompleteInRealShells) {
     Cli cli;
-    EXPECT_EQ(cli.run({"completion", "bash"}), 0);
-    EXPECT_NE(cli.out().find("complete -o default -F _narad narad"), std::string::npos);
-    EXPECT_NE(cli.out().find("\"topic add\") words=\""), std::string::npos);
-    EXPECT_NE(cli.out().find("--retention"), std::string::npos);
+    ASSERT_EQ(cli.run({"completion", "bash"}), 0);
+    const std::string bash = cli.out();
+    const std::string bash_topic =
+        run_shell("bash", bash,
+                  "source \"$NARAD_COMPLETION\"; COMP_WORDS=(narad -s x topic a); COMP_CWORD=4; "
+                  "_narad; printf \"%s\\n\" \"${COMPREPLY[@]}\"");
+    EXPECT_EQ(bash_topic, "add\nattach\n");
+    const std::string bash_flags =
+        run_shell("bash", bash,
+                  "source \"$NARAD_COMPLETION\"; COMP_WORDS=(narad topic add t --ret); "
+                  "COMP_CWORD=4; _narad; printf \"%s\\n\" \"${COMPREPLY[@]}\"");
+    EXPECT_EQ(bash_flags, "--retention\n");
+
+    ASSERT_EQ(cli.run({"completion", "fish"}), 0);
+    const std::string fish = cli.out();
+    EXPECT_EQ(
+        run_shell("fish", fish, "source $NARAD_COMPLETION; complete -C \"narad -s x topic a\""),
+        "add\nattach\n");
+    EXPECT_EQ(run_shell("fish", fish,
+                        "source $NARAD_COMPLETION; complete -C \"narad topic add t --ret\""),
+              "--retention\n");
+    const std::string top =
+        run_shell("fish", fish, "source $NARAD_COMPLETION; complete -C \"narad \"");
+    EXPECT_NE(top.find("cluster\n"), std::string::npos) << top;
+    EXPECT_NE(top.find("topic\n"), std::string::npos) << top;
+
+    ASSERT_EQ(cli.run({"completion", "zsh"}), 0);
+    EXPECT_TRUE(cli.out().starts_with("autoload -U +X bashcompinit && bashcompinit\n"));
     EXPECT_EQ(cli.run({"completion", "tcsh"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: completion for \"tcsh\" is not available (supported: bash, zsh, fish)\n");
+}
+
+// Rule: --password-stdin takes the password from the first line of standard input (a trailing
+// CR LF dropped), is refused together with -p and with an empty line, and the global flags may
+// come anywhere.
+TEST(Commands, PasswordStdinReadsTheFirstLine) {
+    Cli cli;
+    cli.api.answer(200, R"({"topics":[]})");
+    EXPECT_EQ(cli.run({"--password-stdin", "-u", "alice", "topic", "ls"}, "s3 cret\r\nnext\n"), 0)
+        << cli.err();
+    ASSERT_EQ(cli.connections.size(), 1u);
+    EXPECT_EQ(cli.connections[0].user, "alice");
+    EXPECT_EQ(cli.connections[0].password, "s3 cret");
+
+    EXPECT_EQ(cli.run({"topic", "ls", "--password-stdin", "-p", "x"}, "pw\n"), 1);
+    EXPECT_EQ(cli.err(), "narad: --password and --password-stdin are mutually exclusive\n");
+    EXPECT_EQ(cli.run({"topic", "ls", "--password-stdin"}, "\n"), 1);
+    EXPECT_EQ(cli.err(), "narad: --password-stdin: no password on stdin\n");
+    EXPECT_EQ(cli.connections.size(), 1u);
+    EXPECT_EQ(cli.api.calls.size(), 1u);
+}
+
+// Rule: standard input has one reader per command: --password-stdin with a message, a schema or
+// the delete prompt from stdin is refused before anything is sent.
+TEST(Commands, PasswordStdinRefusesASecondStdinReader) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"--password-stdin", "pub", "t"}, "pw\nbody\n"), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: a message from standard input and --password-stdin both read standard "
+              "input; give one of them another way\n");
+    EXPECT_EQ(cli.run({"--password-stdin", "topic", "add", "t", "--schema", "-"}, "pw\n{}\n"), 1);
+    EXPECT_NE(cli.err().find("--schema - and --password-stdin"), std::string::npos) << cli.err();
+    EXPECT_EQ(cli.run({"--password-stdin", "topic", "rm", "t"}, "pw\ny\n"), 1);
+    EXPECT_NE(cli.err().find("both read standard input"), std::string::npos) << cli.err();
+    EXPECT_TRUE(cli.api.calls.empty());
+    // -f needs no prompt, so the password may come from stdin.
+    cli.api.answer(204);
+    EXPECT_EQ(cli.run({"--password-stdin", "topic", "rm", "t", "-f"}, "pw\n"), 0) << cli.err();
+    EXPECT_EQ(cli.connections.back().password, "pw");
+}
+
+// Rule: --ctx uses a named context for one command (not the selected one), and is refused while
+// NARAD_ADDR/USER/PASS is set; `ctx add --password-stdin` stores the password from stdin.
+TEST(Commands, CtxSelectsAContextForOneCommand) {
+    Cli cli;
+    ASSERT_EQ(cli.run({"ctx", "add", "prod", "--server", "http://127.0.0.1:1"}), 0);
+    ASSERT_EQ(cli.run({"ctx", "add", "stage", "--server", "http://127.0.0.2:2", "--user", "bob",
+                       "--password-stdin"},
+                      "stage-pw\n"),
+              0)
+        << cli.err();
+    cli.api.answer(200, R"({"topics":[]})");
+    ASSERT_EQ(cli.run({"--ctx", "stage", "topic", "ls"}), 0) << cli.err();
+    ASSERT_EQ(cli.connections.size(), 1u);
+    EXPECT_EQ(cli.connections[0].server, "http://127.0.0.2:2");
+    EXPECT_EQ(cli.connections[0].user, "bob");
+    EXPECT_EQ(cli.connections[0].password, "stage-pw");
+    cli.api.answer(200, R"({"topics":[]})");
+    ASSERT_EQ(cli.run({"topic", "ls"}), 0);
+    EXPECT_EQ(cli.connections[1].server, "http://127.0.0.1:1");  // prod stays selected
+
+    cli.set_env("NARAD_ADDR", "http://elsewhere:3");
+    EXPECT_EQ(cli.run({"topic", "ls", "--ctx=stage"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: --ctx \"stage\" cannot be used while NARAD_ADDR is set: unset it, or drop "
+              "--ctx\n");
+    EXPECT_EQ(cli.connections.size(), 2u);
+}
+
+// Rule: credentials about to go over plain http:// to another machine draw a warning on stderr;
+// the command still runs.
+TEST(Commands, WarnsBeforePlaintextCredentialsToAnotherHost) {
+    Cli cli;
+    cli.api.answer(200, R"({"topics":[]})");
+    ASSERT_EQ(
+        cli.run({"-s", "http://broker.example:7942", "-u", "alice", "-p", "pw", "topic", "ls"}), 0);
+    EXPECT_EQ(cli.err(),
+              "warning: sending credentials for \"alice\" over plain http to broker.example; use "
+              "an https:// server URL\n");
+    cli.api.answer(200, R"({"topics":[]})");
+    ASSERT_EQ(cli.run({"-s", "http://127.0.0.1:7942", "-u", "alice", "-p", "pw", "topic", "ls"}),
+              0);
+    EXPECT_EQ(cli.err(), "");
 }
 
 }  // namespace

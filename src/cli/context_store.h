@@ -54,11 +54,20 @@ struct ConnectionFlags {
     std::string server;
     std::string user;
     std::string password;
+    std::string context;          // --ctx: this context for this command only
+    bool password_stdin = false;  // --password-stdin (read by CommandEnv, not here)
 };
 
 // Flag > NARAD_ADDR/NARAD_USER/NARAD_PASS (when non-empty) > the current context (its server only
 // when non-empty; its user and password as they are) > http://127.0.0.1:7942. An unreadable
-// context file is ignored here, as in Go.
-CliContext resolve_connection(const ConnectionFlags& flags, const GetEnv& env);
+// context file is ignored here, as in Go. With `flags.context` the named context replaces the
+// current one and the environment is not read: the three variables being set is an error (a
+// command meant for one cluster must not reach another), as are an unknown context and an
+// unreadable file.
+Result<CliContext> resolve_connection(const ConnectionFlags& flags, const GetEnv& env);
+
+// The warning to print before Basic credentials go over plain http:// to a host that is not this
+// machine; empty when there is nothing to warn about.
+std::string plaintext_credentials_warning(const CliContext& connection);
 
 }  // namespace narad::cli

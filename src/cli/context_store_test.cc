@@ -130,7 +130,7 @@ TEST(ResolveConnection, AppliesPrecedencePerField) {
     ASSERT_TRUE(save_context_store(dir.path() + "/contexts.json", store).is_ok());
 
     const CliContext from_context =
-        resolve_connection({}, env_of({{"NARAD_CONFIG_DIR", dir.path()}}));
+        resolve_connection({}, env_of({{"NARAD_CONFIG_DIR", dir.path()}})).value();
     EXPECT_EQ(from_context.server, "http://ctx:1");
     EXPECT_EQ(from_context.user, "ctx-user");
     EXPECT_EQ(from_context.password, "ctx-pass");
@@ -138,20 +138,23 @@ TEST(ResolveConnection, AppliesPrecedencePerField) {
     const CliContext from_env = resolve_connection({}, env_of({{"NARAD_CONFIG_DIR", dir.path()},
                                                                {"NARAD_ADDR", "http://env:2"},
                                                                {"NARAD_USER", ""},
-                                                               {"NARAD_PASS", "env-pass"}}));
+                                                               {"NARAD_PASS", "env-pass"}}))
+                                    .value();
     EXPECT_EQ(from_env.server, "http://env:2");
     EXPECT_EQ(from_env.user, "ctx-user");  // an empty variable does not override
     EXPECT_EQ(from_env.password, "env-pass");
 
-    const CliContext from_flags = resolve_connection(
-        {"http://flag:3", "flag-user", ""},
-        env_of({{"NARAD_CONFIG_DIR", dir.path()}, {"NARAD_ADDR", "http://env:2"}}));
+    const CliContext from_flags =
+        resolve_connection(
+            {"http://flag:3", "flag-user", ""},
+            env_of({{"NARAD_CONFIG_DIR", dir.path()}, {"NARAD_ADDR", "http://env:2"}}))
+            .value();
     EXPECT_EQ(from_flags.server, "http://flag:3");
     EXPECT_EQ(from_flags.user, "flag-user");
     EXPECT_EQ(from_flags.password, "ctx-pass");
 
     const CliContext defaults =
-        resolve_connection({}, env_of({{"NARAD_CONFIG_DIR", dir.path() + "/x"}}));
+        resolve_connection({}, env_of({{"NARAD_CONFIG_DIR", dir.path() + "/x"}})).value();
     EXPECT_EQ(defaults.server, "http://127.0.0.1:7942");
     EXPECT_EQ(defaults.user, "");
 }
@@ -163,9 +166,65 @@ TEST(ResolveConnection, EmptyContextServerKeepsDefault) {
     store.current = "c";
     store.contexts["c"] = {"", "u", "p"};
     ASSERT_TRUE(save_context_store(dir.path() + "/contexts.json", store).is_ok());
-    const CliContext resolved = resolve_connection({}, env_of({{"NARAD_CONFIG_DIR", dir.path()}}));
+    const CliContext resolved =
+        resolve_connection({}, env_of({{"NARAD_CONFIG_DIR", dir.path()}})).value();
     EXPECT_EQ(resolved.server, "http://127.0.0.1:7942");
     EXPECT_EQ(resolved.user, "u");
+}
+
+// Rule: --ctx uses the named context instead of the current one, flags still win, and the
+// environment is not read: a set NARAD_ADDR, NARAD_USER or NARAD_PASS refuses the command, as do
+// an unknown name and an unreadable file.
+TEST(ResolveConnection, CtxNamesTheContextAndRefusesTheEnvironment) {
+    TempDir dir;
+    ContextStore store;
+    store.current = "prod";
+    store.contexts["prod"] = {"http://prod:1", "p-user", "p-pass"};
+    store.contexts["stage"] = {"http://stage:2", "s-user", "s-pass"};
+    ASSERT_TRUE(save_context_store(dir.path() + "/contexts.json", store).is_ok());
+    const auto config = std::pair<std::string, std::string>{"NARAD_CONFIG_DIR", dir.path()};
+
+    ConnectionFlags flags;
+    flags.context = "stage";
+    auto stage = resolve_connection(flags, env_of({config}));
+    ASSERT_TRUE(stage.is_ok()) << stage.status().to_string();
+    EXPECT_EQ(stage->server, "http://stage:2");
+    EXPECT_EQ(stage->user, "s-user");
+    EXPECT_EQ(stage->password, "s-pass");
+
+    flags.user = "flag-user";
+    EXPECT_EQ(resolve_connection(flags, env_of({config}))->user, "flag-user");
+
+    for (const char* name : {"NARAD_ADDR", "NARAD_USER", "NARAD_PASS"}) {
+        auto refused = resolve_connection(flags, env_of({config, {name, "x"}}));
+        ASSERT_FALSE(refused.is_ok()) << name;
+        EXPECT_NE(refused.status().message().find(name), std::string::npos)
+            << refused.status().message();
+    }
+    flags.context = "nope";
+    auto unknown = resolve_connection(flags, env_of({config}));
+    ASSERT_FALSE(unknown.is_ok());
+    EXPECT_EQ(unknown.status().message(), "--ctx: no context \"nope\" (narad ctx ls)");
+
+    write_file(dir.path() + "/contexts.json", "{not json");
+    flags.context = "stage";
+    EXPECT_FALSE(resolve_connection(flags, env_of({config})).is_ok());
+}
+
+// Rule: credentials over plain http:// to a host other than this machine draw a warning; https,
+// loopback names and addresses, and a connection without credentials do not.
+TEST(PlaintextCredentialsWarning, OnlyForRemotePlainHttpWithCredentials) {
+    EXPECT_EQ(plaintext_credentials_warning({"http://broker.example:7942", "alice", "pw"}),
+              "warning: sending credentials for \"alice\" over plain http to broker.example; use "
+              "an https:// server URL\n");
+    EXPECT_NE(plaintext_credentials_warning({"HTTP://10.0.0.5:7942/x", "", "pw"}), "");
+    EXPECT_NE(plaintext_credentials_warning({"http://[2001:db8::1]:7942", "a", "b"}), "");
+    EXPECT_NE(plaintext_credentials_warning({"http://127.example:1", "a", "b"}), "");
+    for (const char* server : {"https://broker.example", "http://127.0.0.1:7942",
+                               "http://127.8.9.10", "http://localhost:1", "http://[::1]:7942"}) {
+        EXPECT_EQ(plaintext_credentials_warning({server, "a", "b"}), "") << server;
+    }
+    EXPECT_EQ(plaintext_credentials_warning({"http://broker.example", "", ""}), "");
 }
 
 }  // namespace

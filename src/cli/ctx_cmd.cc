@@ -36,11 +36,21 @@ void register_ctx_commands(CommandTree& tree) {
         cmd->add_option("--server", f->context.server, "broker URL (required)");
         cmd->add_option("--user", f->context.user, "basic auth user");
         cmd->add_option("--password", f->context.password,
-                        "basic auth password (stored 0600 in your config dir)");
+                        "basic auth password (stored 0600 in your config dir; shows in ps: "
+                        "prefer --password-stdin)");
         tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
             NARAD_ASSIGN_OR_RETURN(LoadedStore loaded, load(env));
             if (f->context.server.empty()) {
                 return Status(Errc::invalid_argument, "--server is required");
+            }
+            // The global --password-stdin gives the stored password here; nothing is sent.
+            if (env.flags.password_stdin) {
+                if (!f->context.password.empty()) {
+                    return Status(Errc::invalid_argument,
+                                  "--password and --password-stdin are mutually exclusive");
+                }
+                NARAD_ASSIGN_OR_RETURN(f->context.password,
+                                       read_password_line(env.in, "--password-stdin"));
             }
             const std::string& name = f->args[0];
             loaded.store.contexts[name] = f->context;

@@ -47,6 +47,7 @@ Result<ConsumedMessage> parse_consumed_message(std::string_view body) {
     auto members = object_members(body);
     if (!members) return parse_error("not a JSON object");
     ConsumedMessage message;
+    std::string key_encoding;
     try {
         for (const auto& [name, raw] : *members) {
             if (name == "payload") {
@@ -59,12 +60,20 @@ Result<ConsumedMessage> parse_consumed_message(std::string_view body) {
             if (name == "partition") message.partition = value.get<int64_t>();
             if (name == "offset") message.offset = value.get<int64_t>();
             if (name == "key") message.key = value.get<std::string>();
+            if (name == "key_encoding") key_encoding = value.get<std::string>();
             if (name == "payload_encoding") message.payload_encoding = value.get<std::string>();
             if (name == "timestamp") message.timestamp = value.get<int64_t>();
             if (name == "receipt_handle") message.receipt_handle = value.get<std::string>();
         }
     } catch (const nlohmann::json::exception& e) {
         return parse_error(e.what());
+    }
+    if (key_encoding == "base64") {
+        auto decoded = base64_decode(message.key);
+        if (!decoded) return parse_error("key: not valid base64");
+        message.key = std::move(*decoded);
+    } else if (!key_encoding.empty()) {
+        return parse_error("unknown key_encoding " + go_quote(key_encoding));
     }
     return message;
 }
@@ -75,7 +84,10 @@ std::string format_message(const ConsumedMessage& message, bool raw, const Style
     if (raw) return payload + "\n";
     std::string meta =
         "[p" + std::to_string(message.partition) + " @" + std::to_string(message.offset) + "]";
-    if (!message.key.empty()) meta += " key=" + message.key;
+    if (!message.key.empty()) {
+        meta += " key=" +
+                (is_valid_utf8(message.key) ? message.key : hex_encode(message.key) + " (binary)");
+    }
     if (message.timestamp > 0) {
         meta += ' ';
         meta += clock_text(message.timestamp, time_zone_offset_s);

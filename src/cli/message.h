@@ -1,7 +1,8 @@
 // A consumed message as the CLI sees it (the single consume response), and how sub, peek and
-// replay print it: a dim `[p<P> @<offset>] key=<k> HH:MM:SS.mmm` header and the payload (JSON
-// strings unquoted, base64 payloads decoded and shown as `(binary, <n> bytes)` plus a hex dump),
-// or with --raw the payload bytes alone. Pure; any thread.
+// replay print it: a dim `[p<P> @<offset>] key=<k> HH:MM:SS.mmm` header (a key that is not
+// UTF-8, which the server sends base64 with `key_encoding`, shown in hex marked `(binary)`) and the
+// payload (JSON strings unquoted, base64 payloads decoded and shown as `(binary, <n> bytes)` plus a
+// hex dump), or with --raw the payload bytes alone. Pure; any thread.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@ struct ConsumedMessage {
     std::string topic;
     int64_t partition = 0;
     int64_t offset = 0;
-    std::string key;
+    std::string key;      // the key's bytes (decoded when the server sent `key_encoding`)
     std::string payload;  // the raw JSON text of "payload", verbatim
     std::string payload_encoding;
     int64_t timestamp = 0;  // Unix seconds, as the server sends it

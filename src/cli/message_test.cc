@@ -67,6 +67,25 @@ TEST(FormatMessage, DecodesBinaryToHexDump) {
     EXPECT_EQ(format_message(m, true, Style(false), 0), std::string("\x00\xff\x10\n", 4));
 }
 
+// Rule: a key sent with key_encoding base64 is decoded; one that is not UTF-8 prints in hex marked
+// `(binary)`, a UTF-8 one as text; a bad encoding is a parse error, not a wrong key.
+TEST(FormatMessage, BinaryKeysPrintInHex) {
+    const ConsumedMessage binary = parse(
+        R"({"topic":"t","partition":1,"offset":7,"key":"/wAQ","key_encoding":"base64","payload":{"a":1}})");
+    EXPECT_EQ(binary.key, std::string("\xff\x00\x10", 3));
+    EXPECT_EQ(format_message(binary, false, Style(false), 0),
+              "[p1 @7] key=ff0010 (binary) {\"a\":1}\n");
+    const ConsumedMessage text =
+        parse(R"({"topic":"t","partition":1,"offset":8,"key":"user-42","payload":{"a":1}})");
+    EXPECT_EQ(format_message(text, false, Style(false), 0), "[p1 @8] key=user-42 {\"a\":1}\n");
+    EXPECT_FALSE(
+        parse_consumed_message(R"({"offset":1,"key":"!!","key_encoding":"base64","payload":1})")
+            .is_ok());
+    EXPECT_FALSE(
+        parse_consumed_message(R"({"offset":1,"key":"k","key_encoding":"hex","payload":1})")
+            .is_ok());
+}
+
 // Rule: a base64 payload that does not decode is shown as received.
 TEST(FormatMessage, KeepsUndecodableBase64) {
     const ConsumedMessage m = parse(

@@ -66,6 +66,44 @@ std::string bash_completion(const CLI::App& root) {
            "complete -o default -F _narad narad\n";
 }
 
+// The fish version of the same table: the command path typed so far (flags skipped) selects the
+// words offered, one per line.
+std::string fish_completion(const CLI::App& root) {
+    std::vector<std::pair<std::string, std::string>> table;
+    collect(&root, "", table);
+    std::string known;
+    std::string cases;
+    for (const auto& [path, words] : table) {
+        if (!path.empty()) known += " '" + path + "'";
+        std::string lines;
+        size_t start = 0;
+        while (start < words.size()) {
+            size_t end = words.find(' ', start);
+            if (end == std::string::npos) end = words.size();
+            lines += " '" + words.substr(start, end - start) + "'";
+            start = end + 1;
+        }
+        cases += "        case '" + path + "'\n            printf '%s\\n'" + lines + "\n";
+    }
+    return "# fish completion for narad; load with: narad completion fish | source\n"
+           "function __narad_complete\n"
+           "    set -l path ''\n"
+           "    for word in (commandline -opc)[2..-1]\n"
+           "        string match -q -- '-*' $word; and continue\n"
+           "        set -l next (string trim -- \"$path $word\")\n"
+           "        if contains -- $next" +
+           known +
+           "\n"
+           "            set path $next\n"
+           "        end\n"
+           "    end\n"
+           "    switch $path\n" +
+           cases +
+           "    end\n"
+           "end\n"
+           "complete -c narad -f -a '(__narad_complete)'\n";
+}
+
 }  // namespace
 
 void register_misc_commands(CommandTree& tree) {
@@ -94,10 +132,12 @@ void register_misc_commands(CommandTree& tree) {
             } else if (shell == "zsh") {
                 env.output.out << "autoload -U +X bashcompinit && bashcompinit\n"
                                << bash_completion(root);
+            } else if (shell == "fish") {
+                env.output.out << fish_completion(root);
             } else {
                 return Status(Errc::invalid_argument,
                               "completion for " + go_quote(shell) +
-                                  " is not available (supported: bash, zsh)");
+                                  " is not available (supported: bash, zsh, fish)");
             }
             return Status::ok();
         });
@@ -150,7 +190,7 @@ void register_usages(CommandTree& tree) {
         {"narad server start", "[--dev] [--port N] [--data-dir D]"},
         {"narad server report", ""},
         {"narad version", ""},
-        {"narad completion", "[bash|zsh]"},
+        {"narad completion", "[bash|zsh|fish]"},
         {"narad help", "[command]"},
         {"narad serve", "[flags]  (see narad serve -help)"},
     };

@@ -22,6 +22,9 @@ struct PubFlags {
 };
 
 Status run_pub(const PubFlags& f, CommandEnv& env) {
+    if (pub_body_source(f.args, f.file) == BodySource::standard_input) {
+        NARAD_RETURN_IF_ERROR(env.claim_stdin("a message from standard input"));
+    }
     NARAD_ASSIGN_OR_RETURN(std::string body, read_pub_body(f.args, f.file, env.in));
     NARAD_ASSIGN_OR_RETURN(auto api, env.api());
     const std::string target = pub_target(f.args[0], f.key, f.partition);

@@ -33,7 +33,9 @@ Result<std::vector<PartitionStats>> topic_stats(Api& api, const std::string& top
 Result<int64_t> oldest_offset(Api& api, const std::string& topic, int64_t partition) {
     NARAD_ASSIGN_OR_RETURN(std::vector<PartitionStats> stats, topic_stats(api, topic));
     for (const PartitionStats& s : stats) {
-        if (s.index == partition) return s.oldest_offset;
+        if (s.index != partition) continue;
+        if (s.unavailable()) return unavailable_partition(topic, s);
+        return s.oldest_offset;
     }
     return Status(Errc::not_found, "partition " + std::to_string(partition) + " not in stats");
 }
@@ -93,6 +95,9 @@ Status run_peek(SubContext& context, const SubOptions& options) {
     std::map<int64_t, int64_t> cursors;  // partition -> next offset, in ascending order
     for (const PartitionStats& s : *stats) {
         if (options.partition >= 0 && s.index != options.partition) continue;
+        // A placeholder's zeros are no position: starting there would replay the partition's
+        // whole history once its owner is back. Only a given start (--from) runs.
+        if (options.from < 0 && s.unavailable()) return unavailable_partition(options.topic, s);
         cursors[s.index] = options.from >= 0 ? options.from : s.high_watermark;
     }
     if (cursors.empty()) {
@@ -158,6 +163,7 @@ Status run_replay(SubContext& context, const SubOptions& options) {
             return Status(Errc::not_found, "partition " + std::to_string(options.partition) +
                                                " not in stats (owner down, or index out of range)");
         }
+        if (found->unavailable()) return unavailable_partition(options.topic, *found);
         if (start < 0) start = found->oldest_offset;
         if (end < 0) end = found->high_watermark;
     }

@@ -131,6 +131,57 @@ TEST(Peek, ReportsStartErrors) {
     EXPECT_TRUE(run_peek(h.context, {.topic = "t"}).message().starts_with("parse topic info: "));
 }
 
+// The topic answer of a cluster with partition 1's owner down: a partial answer with a zero
+// placeholder for it.
+constexpr const char* kPartialTopic =
+    R"({"name":"orders","partitions":3,"partial":true,"partition_stats":[)"
+    R"({"index":0,"oldest_offset":2,"high_watermark":10,"owner_node":"node-a","status":"ok"},)"
+    R"({"index":1,"oldest_offset":0,"high_watermark":0,"owner_node":"node-b",)"
+    R"("status":"owner_unavailable","owner_liveness":"dead"},)"
+    R"({"index":2,"oldest_offset":0,"high_watermark":5,"owner_node":"node-c","status":"ok"}]})";
+
+// Rule: peek refuses to start while a partition it would read is a placeholder (starting at its
+// zero would replay the whole partition once the owner is back), naming partition and owner; a
+// live partition peeks, and a given start (--partition with --from) runs.
+TEST(Peek, RefusesAnUnavailablePartition) {
+    SubHarness h;
+    const std::string refusal =
+        "partition 1 of \"orders\" is unavailable: its owner node-b is dead";
+    h.api.answer(200, kPartialTopic);
+    EXPECT_EQ(run_peek(h.context, {.topic = "orders"}).message(), refusal);
+    h.api.answer(200, kPartialTopic);
+    EXPECT_EQ(run_peek(h.context, {.topic = "orders", .partition = 1}).message(), refusal);
+    EXPECT_EQ(h.api.calls.size(), 2u);  // nothing read
+
+    h.api.answer(200, kPartialTopic);
+    h.api.answer(204);
+    h.sleeper.on_sleep = [&] { h.sleeper.stop(); };
+    ASSERT_TRUE(run_peek(h.context, {.topic = "orders", .partition = 0, .raw = true}).is_ok());
+    EXPECT_EQ(h.api.calls[3].target, "/v1/topics/orders/consume?partition=0&offset=10");
+
+    SubHarness given;
+    given.api.answer(200, kPartialTopic);
+    given.api.answer(204);
+    given.sleeper.on_sleep = [&] { given.sleeper.stop(); };
+    ASSERT_TRUE(run_peek(given.context, {.topic = "orders", .partition = 1, .from = 3, .raw = true})
+                    .is_ok());
+    EXPECT_EQ(given.api.calls[1].target, "/v1/topics/orders/consume?partition=1&offset=3");
+}
+
+// Rule: replay of a placeholder fails naming partition and owner instead of printing an empty
+// range; a live partition of the same topic replays from its oldest offset.
+TEST(Replay, RefusesAnUnavailablePartition) {
+    SubHarness h;
+    h.api.answer(200, kPartialTopic);
+    EXPECT_EQ(run_replay(h.context, {.topic = "orders", .partition = 1}).message(),
+              "partition 1 of \"orders\" is unavailable: its owner node-b is dead");
+    EXPECT_EQ(h.captured.err.str(), "");
+    h.api.answer(200, kPartialTopic);
+    h.api.answer(204);
+    ASSERT_TRUE(run_replay(h.context, {.topic = "orders", .partition = 0}).is_ok());
+    EXPECT_EQ(h.api.calls[2].target, "/v1/topics/orders/consume?partition=0&offset=2");
+}
+
 // Rule: --from with --partition starts that partition there instead of at the tail.
 TEST(Peek, FromStartsAtOffset) {
     SubHarness h;

@@ -60,6 +60,7 @@ Status send_with_schema(CommandEnv& env, std::string_view method, const std::str
                         const nlohmann::json& body, const std::string& schema_flag) {
     std::optional<std::string> schema;
     if (!schema_flag.empty()) {
+        if (schema_flag == "-") NARAD_RETURN_IF_ERROR(env.claim_stdin("--schema -"));
         NARAD_ASSIGN_OR_RETURN(schema, read_schema_flag(schema_flag, env.in));
     }
     NARAD_ASSIGN_OR_RETURN(auto api, env.api());
@@ -235,6 +236,7 @@ void add_topic_rm(CommandTree& tree, CLI::App* topic) {
     tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
         const std::string& name = f->args[0];
         if (!f->force) {
+            NARAD_RETURN_IF_ERROR(env.claim_stdin("the confirmation prompt (use -f)"));
             env.output.out << "delete topic " << go_quote(name) << " and all its data? [y/N] "
                            << std::flush;
             const std::string answer = read_answer(env.in);

@@ -108,6 +108,8 @@ Result<std::vector<PartitionStats>> parse_partition_stats(std::string_view body)
             s.high_watermark = int_field(entry, "high_watermark");
             s.size_bytes = int_field(entry, "size_bytes");
             s.owner_node = string_field(entry, "owner_node");
+            s.status = string_field(entry, "status");
+            s.owner_liveness = string_field(entry, "owner_liveness");
             stats.push_back(std::move(s));
         }
     } catch (const nlohmann::json::exception& e) {
@@ -116,11 +118,29 @@ Result<std::vector<PartitionStats>> parse_partition_stats(std::string_view body)
     return stats;
 }
 
+Status unavailable_partition(const std::string& topic, const PartitionStats& stats) {
+    std::string why;
+    if (stats.owner_node.empty() || stats.owner_liveness == "unassigned") {
+        why = "it has no owner";
+    } else if (stats.owner_liveness == "unknown") {
+        why = "its owner " + stats.owner_node + " is not a known member";
+    } else {
+        why = "its owner " + stats.owner_node + " is " +
+              (stats.owner_liveness.empty() ? "unavailable" : stats.owner_liveness);
+    }
+    return Status(Errc::unavailable, "partition " + std::to_string(stats.index) + " of " +
+                                         go_quote(topic) + " is unavailable: " + why);
+}
+
 ReportRow make_report_row(const TopicItem& topic, const std::vector<PartitionStats>& stats) {
     ReportRow row;
     row.topic = topic;
     std::set<std::string> owners;
     for (const PartitionStats& s : stats) {
+        if (s.unavailable()) {
+            ++row.unavailable;
+            continue;
+        }
         row.messages += s.high_watermark;
         row.size_bytes += s.size_bytes;
         if (!s.owner_node.empty()) owners.insert(s.owner_node);
@@ -135,6 +155,7 @@ std::string format_server_report(const std::vector<ReportRow>& rows, const Style
                       pad_left("OWNERS", 7) + "  ROLE\n";
     int64_t total_messages = 0;
     int64_t total_bytes = 0;
+    int64_t partial_topics = 0;
     for (const ReportRow& row : rows) {
         if (row.error) {
             out += pad_right(row.topic.name, 28) + "  (stats unavailable: " + *row.error + ")\n";
@@ -146,11 +167,21 @@ std::string format_server_report(const std::vector<ReportRow>& rows, const Style
                pad_left(std::to_string(row.topic.partitions), 6) + " " +
                pad_left(std::to_string(row.messages), 12) + " " +
                pad_left(human_bytes(row.size_bytes), 10) + " " +
-               pad_left(std::to_string(row.owners), 7) + "  " + report_role(row.topic) + "\n";
+               pad_left(std::to_string(row.owners), 7) + "  " + report_role(row.topic);
+        if (row.unavailable > 0) {
+            ++partial_topics;
+            out += "  [" + std::to_string(row.unavailable) + " of " +
+                   std::to_string(row.topic.partitions) + " partitions unavailable]";
+        }
+        out += "\n";
     }
     out += pad_right(style.dim("total"), 28) + " " + pad_left("", 6) + " " +
            pad_left(std::to_string(total_messages), 12) + " " +
            pad_left(human_bytes(total_bytes), 10) + "\n";
+    if (partial_topics > 0) {
+        out += std::to_string(partial_topics) +
+               " topic(s) partial: partitions whose owner is down are left out of the totals\n";
+    }
     return out;
 }
 

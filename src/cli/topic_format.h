@@ -46,9 +46,19 @@ struct PartitionStats {
     int64_t high_watermark = 0;
     int64_t size_bytes = 0;
     std::string owner_node;
+    // `owner_unavailable` when the owner could not report (a zero placeholder; the answer is then
+    // `partial`), with `owner_liveness` saying why (dead, unreachable, unknown, unassigned).
+    std::string status;
+    std::string owner_liveness;
+
+    bool unavailable() const { return status == "owner_unavailable"; }
 };
 
 Result<std::vector<PartitionStats>> parse_partition_stats(std::string_view body);
+
+// Why a placeholder's partition cannot be read: `partition <p> of "<t>" is unavailable: its
+// owner <node> is <liveness>` (or "has no owner" when unassigned).
+Status unavailable_partition(const std::string& topic, const PartitionStats& stats);
 
 // One row of `server report`: the summed stats, or why they could not be read.
 struct ReportRow {
@@ -57,10 +67,13 @@ struct ReportRow {
     int64_t messages = 0;
     int64_t size_bytes = 0;
     int64_t owners = 0;
+    int64_t unavailable = 0;  // partitions whose owner could not report (left out of the sums)
 };
 
 // Sums one topic's stats into a row: messages = Σ high_watermark, size = Σ size_bytes, owners =
-// distinct non-empty owner_node values.
+// distinct non-empty owner_node values, each over the partitions that reported; the placeholders
+// of unavailable partitions are counted apart. A topic with some is marked `[k of n partitions
+// unavailable]` and the report ends with a line counting such topics.
 ReportRow make_report_row(const TopicItem& topic, const std::vector<PartitionStats>& stats);
 
 // `server report` for a non-empty list (the caller prints "no topics" itself).

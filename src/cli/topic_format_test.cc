@@ -73,6 +73,52 @@ TEST(ServerReport, SumsStatsPerTopic) {
     EXPECT_EQ(row.owners, 2);
 }
 
+// Rule: an unavailable partition's placeholder (status owner_unavailable) is left out of the
+// messages, size and owners; the row is marked `[k of n partitions unavailable]` after its role,
+// and the report ends with a line counting the partial topics. A whole topic has no marker.
+TEST(ServerReport, MarksPartialTopicsAndLeavesPlaceholdersOut) {
+    auto stats = parse_partition_stats(
+        R"({"name":"orders","partitions":3,"partial":true,"partition_stats":[)"
+        R"({"index":0,"high_watermark":10,"size_bytes":1000,"owner_node":"a","status":"ok"},)"
+        R"({"index":1,"high_watermark":0,"size_bytes":0,"owner_node":"b",)"
+        R"("status":"owner_unavailable","owner_liveness":"dead"},)"
+        R"({"index":2,"high_watermark":5,"size_bytes":536,"owner_node":"c","status":"ok"}]})");
+    ASSERT_TRUE(stats.is_ok());
+    ASSERT_TRUE((*stats)[1].unavailable());
+    EXPECT_EQ((*stats)[1].owner_liveness, "dead");
+    const ReportRow orders = make_report_row({"orders", 3, 0, "", "", 0}, *stats);
+    EXPECT_EQ(orders.messages, 15);
+    EXPECT_EQ(orders.size_bytes, 1536);
+    EXPECT_EQ(orders.owners, 2);
+    EXPECT_EQ(orders.unavailable, 1);
+    const ReportRow logs = make_report_row({"logs", 1, 0, "", "", 0}, {PartitionStats{}});
+    EXPECT_EQ(format_server_report({orders, logs}, Style(false)),
+              "TOPIC                         PARTS     MESSAGES       SIZE  OWNERS  ROLE\n"
+              "orders                            3           15     1.5KiB       2  -  [1 of 3 "
+              "partitions unavailable]\n"
+              "logs                              1            0         0B       0  -\n"
+              "total                                         15     1.5KiB\n"
+              "1 topic(s) partial: partitions whose owner is down are left out of the totals\n");
+}
+
+// Rule: the refusal for a placeholder names the partition, the topic, the owner and why.
+TEST(UnavailablePartition, NamesPartitionOwnerAndLiveness) {
+    PartitionStats s;
+    s.index = 1;
+    s.owner_node = "node-b";
+    s.status = "owner_unavailable";
+    s.owner_liveness = "unreachable";
+    EXPECT_EQ(unavailable_partition("orders", s).message(),
+              "partition 1 of \"orders\" is unavailable: its owner node-b is unreachable");
+    s.owner_liveness = "unknown";
+    EXPECT_EQ(unavailable_partition("orders", s).message(),
+              "partition 1 of \"orders\" is unavailable: its owner node-b is not a known member");
+    s.owner_node = "";
+    s.owner_liveness = "unassigned";
+    EXPECT_EQ(unavailable_partition("orders", s).message(),
+              "partition 1 of \"orders\" is unavailable: it has no owner");
+}
+
 // Rule: `server report` prints Go's "%-28s %6d %12d %10s %7d  %s" rows, an error row for a topic
 // whose stats failed, and a total row of messages and humanBytes.
 TEST(ServerReport, MatchesGoLayout) {
