@@ -342,6 +342,88 @@ TEST(ClusterFailoverTest, KillControllerAnotherTakesOver) {
     }
 }
 
+// Runs the narad CLI with `args`; its exit status and what it wrote (stdout and stderr).
+std::pair<int, std::string> run_narad_cli(const std::string& args) {
+    const std::string command = std::string(NARAD_BINARY) + " " + args + " 2>&1";
+    std::string out;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return {-1, "popen failed"};
+    char buffer[4096];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+    return {::pclose(pipe), out};
+}
+
+// Rule: with an owner dead, GET topic on a survivor still answers 200, marked `partial`, with a
+// zero placeholder (`status` owner_unavailable, `owner_liveness` dead) for each of the dead node's
+// partitions and the live owners' real statistics; `narad server report` marks the topic
+// `[k of n partitions unavailable]` and `narad replay` of a placeholder fails naming its owner.
+TEST(ClusterFailoverTest, TopicReadWithAnOwnerDownIsPartial) {
+    Cluster cluster(three_nodes());
+    ASSERT_NO_FATAL_FAILURE(cluster.start());
+    auto client = cluster.node(1).client();
+    create_topic(client, "partial", 6);
+    for (int id = 0; id < 60; ++id) {
+        auto response = produce(client, "partial", id);
+        ASSERT_TRUE(response.is_ok() && response->status == 202) << describe(response);
+    }
+    auto whole = describe_topic(cluster, 1, "partial", 6);
+    ASSERT_TRUE(whole);
+    const std::string dead_id = cluster.node(3).node_id();
+    ASSERT_EQ(owners_of(*whole)[dead_id], 2) << whole->dump();
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto topic = get_json(client, "/v1/topics/partial");
+            if (!topic) return false;
+            int64_t messages = 0;
+            for (const auto& stats : (*topic)["partition_stats"]) {
+                messages += stats.value("high_watermark", int64_t{0});
+            }
+            return messages == 60;
+        },
+        seconds(30)));
+    EXPECT_FALSE(whole->contains("partial")) << whole->dump();
+
+    cluster.kill(3);
+    ASSERT_TRUE(cluster.wait_member_status(1, dead_id, "dead"));
+    std::optional<json> partial;
+    ASSERT_TRUE(eventually(
+        [&] {
+            partial = get_json(client, "/v1/topics/partial");
+            return partial && partial->value("partial", false);
+        },
+        seconds(20)))
+        << (partial ? partial->dump() : "no answer");
+    int placeholders = 0;
+    int placeholder_index = -1;
+    for (const auto& stats : (*partial)["partition_stats"]) {
+        if (stats.value("owner_node", "") == dead_id) {
+            ++placeholders;
+            placeholder_index = stats.value("index", -1);
+            EXPECT_EQ(stats.value("status", ""), "owner_unavailable") << stats.dump();
+            EXPECT_EQ(stats.value("owner_liveness", ""), "dead") << stats.dump();
+            EXPECT_EQ(stats.value("high_watermark", int64_t{-1}), 0) << stats.dump();
+        } else {
+            EXPECT_EQ(stats.value("status", ""), "ok") << stats.dump();
+            EXPECT_GT(stats.value("high_watermark", int64_t{0}), 0) << stats.dump();
+        }
+    }
+    EXPECT_EQ(placeholders, 2) << partial->dump();
+
+    const std::string server = "-s http://" + cluster.node(1).api_address();
+    auto [report_status, report] = run_narad_cli(server + " server report");
+    EXPECT_EQ(report_status, 0) << report;
+    EXPECT_NE(report.find("[2 of 6 partitions unavailable]"), std::string::npos) << report;
+    EXPECT_NE(report.find("1 topic(s) partial"), std::string::npos) << report;
+    auto [replay_status, replay] =
+        run_narad_cli(server + " replay partial --partition " + std::to_string(placeholder_index));
+    EXPECT_NE(replay_status, 0) << replay;
+    EXPECT_NE(replay.find("partition " + std::to_string(placeholder_index) +
+                          " of \"partial\" is unavailable: its owner " + dead_id + " is dead"),
+              std::string::npos)
+        << replay;
+}
+
 // Rule: a controller SIGSTOPped past its lease loses the election to another node; after SIGCONT
 // it does not act as controller (every node, itself included, names the new one), and a topic
 // created through it is created once or refused cleanly — never twice (one incarnation on every
