@@ -40,7 +40,7 @@ void commit(InternalCommitContext& context, net::HttpRequest request, net::Respo
     // sender's replica is behind): the sender keeps the records and retries.
     const meta::Assignment* assignment = snapshot->find_assignment(*topic, PartitionId(*partition));
     if (assignment == nullptr || assignment->owner != context.node_id) {
-        return respond(error_response(421, "not the partition owner"));
+        return respond(error_response(421, std::string(errc_text(Errc::not_owner))));
     }
     auto body = std::make_shared<std::string>(std::move(request.body));
     auto records = wal::commit_codec::decode(*body);

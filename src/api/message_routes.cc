@@ -37,8 +37,8 @@ net::Responder admitted(ApiContext& context, net::Responder respond) {
     if (!context.produce_gate->admit()) {
         net::HttpResponse refused = error_response(
             503,
-            "this node is being decommissioned and takes no new messages; send them to "
-            "another node");
+            "this node is being decommissioned and takes no new produce; send it to another "
+            "node");
         refused.headers.emplace_back("Retry-After", "1");
         respond(std::move(refused));
         return nullptr;
@@ -158,7 +158,9 @@ void replay(ApiContext& context, const std::string& topic, const ConsumeParams& 
     respond(messages_response(context, topic, messages, params.batch));
 }
 
-net::HttpResponse not_owner_response() { return error_response(421, "not the partition owner"); }
+net::HttpResponse not_owner_response() {
+    return error_response(421, std::string(errc_text(Errc::not_owner)));
+}
 
 // How long one wait inside a topic-wide consume that spans nodes parks on local partitions before
 // it polls the owners of the others again.
@@ -468,7 +470,7 @@ void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::
         if (owner.placement == Placement::local) continue;
         decided[i] = true;
         if (scope == Scope::local_only) {
-            results[i] = {421, "not the partition owner"};
+            results[i] = {421, std::string(errc_text(Errc::not_owner))};
         } else if (owner.placement == Placement::dead) {
             results[i] = {503, "partition " + std::to_string(handle->partition.value()) +
                                    " is unavailable: its owner node " + owner.node.value() +

@@ -18,8 +18,11 @@ PartitionOwner locate(const ApiContext& context, const meta::MetaState& state,
 }
 
 net::HttpResponse owner_down_response(PartitionId partition, const NodeId& owner) {
-    return error_response(503, "partition " + std::to_string(partition.value()) +
-                                   " is unavailable: its owner node " + owner.value() + " is down");
+    net::HttpResponse response =
+        error_response(503, "partition " + std::to_string(partition.value()) +
+                                " is unavailable: its owner node " + owner.value() + " is down");
+    response.headers.emplace_back("Retry-After", "1");
+    return response;
 }
 
 std::string internal_topic_target(std::string_view topic, std::string_view suffix) {

@@ -357,7 +357,8 @@ std::pair<int, std::string> run_narad_cli(const std::string& args) {
 // Rule: with an owner dead, GET topic on a survivor still answers 200, marked `partial`, with a
 // zero placeholder (`status` owner_unavailable, `owner_liveness` dead) for each of the dead node's
 // partitions and the live owners' real statistics; `narad server report` marks the topic
-// `[k of n partitions unavailable]` and `narad replay` of a placeholder fails naming its owner.
+// `[k of n partitions unavailable]`, `narad replay` of a placeholder fails naming its owner, and a
+// consume pinned there is refused 503 with Retry-After: 1.
 TEST(ClusterFailoverTest, TopicReadWithAnOwnerDownIsPartial) {
     Cluster cluster(three_nodes());
     ASSERT_NO_FATAL_FAILURE(cluster.start());
@@ -409,6 +410,18 @@ TEST(ClusterFailoverTest, TopicReadWithAnOwnerDownIsPartial) {
         }
     }
     EXPECT_EQ(placeholders, 2) << partial->dump();
+
+    // A consume pinned to such a partition is refused 503 naming the owner, with Retry-After: 1.
+    auto refused =
+        client.get("/v1/topics/partial/consume?partition=" + std::to_string(placeholder_index));
+    ASSERT_TRUE(refused.is_ok()) << refused.status().to_string();
+    EXPECT_EQ(refused->status, 503) << refused->body;
+    EXPECT_NE(refused->body.find(dead_id + " is down"), std::string::npos) << refused->body;
+    bool retry_after = false;
+    for (const auto& [name, value] : refused->headers) {
+        retry_after |= name == "retry-after" && value == "1";
+    }
+    EXPECT_TRUE(retry_after) << "no Retry-After: 1 on the owner-down refusal";
 
     const std::string server = "-s http://" + cluster.node(1).api_address();
     auto [report_status, report] = run_narad_cli(server + " server report");
