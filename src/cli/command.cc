@@ -15,7 +15,7 @@ Result<CliContext> CommandEnv::connection() {
             return Status(Errc::invalid_argument,
                           "--password and --password-stdin are mutually exclusive");
         }
-        NARAD_RETURN_IF_ERROR(claim_stdin("--password-stdin"));
+        // Standard input is already claimed for it (CommandTree::run_selected).
         NARAD_ASSIGN_OR_RETURN(resolved.password, read_password_line(in, "--password-stdin"));
     }
     if (const std::string warning = plaintext_credentials_warning(resolved); !warning.empty()) {

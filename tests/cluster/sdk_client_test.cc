@@ -32,6 +32,7 @@
 
 #include "base/assert.h"
 #include "cluster/harness.h"
+#include "net/test_support.h"
 
 namespace narad::testing {
 namespace {
@@ -422,35 +423,13 @@ struct WireResponse {
     json parsed() const { return json::parse(body, nullptr, false); }
 };
 
-// One connection to the node; every read is bounded by a deadline.
+// One connection to the node (net::testing::RawSocket's connect and send); every read is bounded
+// by a deadline, and the reader also takes chunked and close-delimited bodies.
 class WireConnection {
   public:
-    explicit WireConnection(uint16_t port) {
-        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_port = htons(port);
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-            ::close(fd_);
-            fd_ = -1;
-        }
-    }
-    ~WireConnection() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    WireConnection(const WireConnection&) = delete;
-    WireConnection& operator=(const WireConnection&) = delete;
+    explicit WireConnection(uint16_t port) : socket_(port) {}
 
-    bool send(std::string_view data) {
-        while (fd_ >= 0 && !data.empty()) {
-            ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return false;
-            data.remove_prefix(size_t(n));
-        }
-        return fd_ >= 0;
-    }
+    bool send(std::string_view data) { return socket_.connected() && socket_.send_all(data); }
 
     // Reads one response: a body framed by Content-Length, chunked, or by the close.
     std::optional<WireResponse> read_response(milliseconds timeout, std::string& why) {
@@ -506,14 +485,14 @@ class WireConnection {
 
   private:
     bool fill() {
-        if (fd_ < 0 || closed_) return false;
+        if (!socket_.connected() || closed_) return false;
         auto left =
             std::chrono::duration_cast<milliseconds>(deadline_ - std::chrono::steady_clock::now());
         if (left.count() <= 0) return false;
-        pollfd pfd{fd_, POLLIN, 0};
+        pollfd pfd{socket_.fd(), POLLIN, 0};
         if (::poll(&pfd, 1, int(left.count())) <= 0) return false;
         char chunk[16 * 1024];
-        ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+        ssize_t n = ::recv(socket_.fd(), chunk, sizeof chunk, 0);
         if (n < 0 && errno == EINTR) return true;
         if (n <= 0) {
             closed_ = true;
@@ -553,7 +532,7 @@ class WireConnection {
         return std::nullopt;
     }
 
-    int fd_ = -1;
+    net::testing::RawSocket socket_;
     bool closed_ = false;
     std::string buffer_;
     std::chrono::steady_clock::time_point deadline_;
