@@ -1,6 +1,11 @@
 #include "cli/api.h"
 
+#include <arpa/inet.h>
+
+#include <cctype>
+
 #include "cli/json_text.h"
+#include "cli/text.h"
 
 namespace narad::cli {
 namespace {
@@ -13,6 +18,14 @@ std::string_view trim(std::string_view text) {
     while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
     while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
     return text;
+}
+
+// An IPv4 address in 127.0.0.0/8 or the IPv6 ::1, written as a literal.
+bool is_loopback_literal(const std::string& host) {
+    in_addr v4{};
+    if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+    in6_addr v6{};
+    return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 }  // namespace
@@ -86,7 +99,8 @@ Result<ServerAddress> parse_server_url(std::string_view server) {
                       "invalid server URL \"" + std::string(server) + "\": " + std::string(why));
     };
     if (const size_t scheme_end = rest.find("://"); scheme_end != std::string_view::npos) {
-        const std::string_view scheme = rest.substr(0, scheme_end);
+        std::string scheme(rest.substr(0, scheme_end));  // case-insensitive, as Go's url.Parse
+        for (char& c : scheme) c = char(std::tolower(static_cast<unsigned char>(c)));
         if (scheme == "https") return bad("https is not supported by this client; use http://");
         if (scheme != "http") return bad("unsupported protocol scheme");
         rest.remove_prefix(scheme_end + 3);
@@ -126,6 +140,17 @@ Result<ServerAddress> parse_server_url(std::string_view server) {
         address.port = uint16_t(port);
     }
     return address;
+}
+
+std::string plaintext_credentials_warning(const CliContext& connection) {
+    if (connection.user.empty() && connection.password.empty()) return "";
+    // A URL this client refuses sends nothing; every one it takes is plain HTTP.
+    auto address = parse_server_url(connection.server);
+    if (!address.is_ok() || address->host == "localhost" || is_loopback_literal(address->host)) {
+        return "";
+    }
+    return "warning: sending credentials for " + go_quote(connection.user) +
+           " over plain http to " + address->host + "; use an https:// server URL\n";
 }
 
 }  // namespace narad::cli

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "cli/context_store.h"
 #include "net/http.h"
 
 namespace narad::cli {
@@ -48,5 +49,9 @@ struct ServerAddress {
 // Parses `http://host[:port][/prefix]` (trailing '/' trimmed, as Go's client does). A bare
 // `host:port` is taken as http. `https://` is refused: this client has no TLS.
 Result<ServerAddress> parse_server_url(std::string_view server);
+
+// The warning to print before Basic credentials go over plain http:// to a host that is not this
+// machine; empty when there is nothing to warn about (or the URL is refused anyway).
+std::string plaintext_credentials_warning(const CliContext& connection);
 
 }  // namespace narad::cli

@@ -60,5 +60,21 @@ TEST(ParseServerUrl, AcceptsHttpUrlsAndBareHostPort) {
     EXPECT_FALSE(parse_server_url("http://u:p@x:80").is_ok());
 }
 
+// Rule: credentials over plain http:// to a host other than this machine draw a warning; https,
+// loopback names and addresses, and a connection without credentials do not.
+TEST(PlaintextCredentialsWarning, OnlyForRemotePlainHttpWithCredentials) {
+    EXPECT_EQ(plaintext_credentials_warning({"http://broker.example:7942", "alice", "pw"}),
+              "warning: sending credentials for \"alice\" over plain http to broker.example; use "
+              "an https:// server URL\n");
+    EXPECT_NE(plaintext_credentials_warning({"HTTP://10.0.0.5:7942/x", "", "pw"}), "");
+    EXPECT_NE(plaintext_credentials_warning({"http://[2001:db8::1]:7942", "a", "b"}), "");
+    EXPECT_NE(plaintext_credentials_warning({"http://127.example:1", "a", "b"}), "");
+    for (const char* server : {"https://broker.example", "http://127.0.0.1:7942",
+                               "http://127.8.9.10", "http://localhost:1", "http://[::1]:7942"}) {
+        EXPECT_EQ(plaintext_credentials_warning({server, "a", "b"}), "") << server;
+    }
+    EXPECT_EQ(plaintext_credentials_warning({"http://broker.example", "", ""}), "");
+}
+
 }  // namespace
 }  // namespace narad::cli

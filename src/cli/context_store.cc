@@ -1,12 +1,9 @@
 #include "cli/context_store.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -61,14 +58,6 @@ std::string string_field(const nlohmann::json& object, const char* name) {
     auto it = object.find(name);
     if (it == object.end() || it->is_null()) return "";
     return it->get<std::string>();
-}
-
-// An IPv4 address in 127.0.0.0/8 or the IPv6 ::1, written as a literal.
-bool is_loopback_literal(const std::string& host) {
-    in_addr v4{};
-    if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-    in6_addr v6{};
-    return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 }  // namespace
@@ -239,32 +228,6 @@ Result<CliContext> resolve_connection(const ConnectionFlags& flags, const GetEnv
     if (!flags.user.empty()) resolved.user = flags.user;
     if (!flags.password.empty()) resolved.password = flags.password;
     return resolved;
-}
-
-std::string plaintext_credentials_warning(const CliContext& connection) {
-    if (connection.user.empty() && connection.password.empty()) return "";
-    std::string_view rest = connection.server;
-    constexpr std::string_view kScheme = "http://";
-    if (rest.size() < kScheme.size() ||
-        !std::equal(kScheme.begin(), kScheme.end(), rest.begin(), [](char a, char b) {
-            return a == std::tolower(static_cast<unsigned char>(b));
-        })) {
-        return "";
-    }
-    rest.remove_prefix(kScheme.size());
-    std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-    if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
-        authority.remove_prefix(at + 1);
-    }
-    std::string_view host;
-    if (authority.starts_with('[')) {
-        host = authority.substr(1, authority.find(']') - 1);
-    } else {
-        host = authority.substr(0, authority.find(':'));
-    }
-    if (host.empty() || host == "localhost" || is_loopback_literal(std::string(host))) return "";
-    return "warning: sending credentials for " + go_quote(connection.user) +
-           " over plain http to " + std::string(host) + "; use an https:// server URL\n";
 }
 
 }  // namespace narad::cli

@@ -66,8 +66,4 @@ struct ConnectionFlags {
 // unreadable file.
 Result<CliContext> resolve_connection(const ConnectionFlags& flags, const GetEnv& env);
 
-// The warning to print before Basic credentials go over plain http:// to a host that is not this
-// machine; empty when there is nothing to warn about.
-std::string plaintext_credentials_warning(const CliContext& connection);
-
 }  // namespace narad::cli
