@@ -1196,18 +1196,18 @@ TEST_F(SdkClientTest, PingIsReadyzAnswering200) {
 TEST_F(SdkClientTest, ThrottledConsumeCarriesRetryAfter) {
     const std::string topic = "sdk-throttle";
     create(topic, 3);
-    // A batch poll of 100 on an empty topic holds the whole cap for its wait.
+    // A batch poll of 100 on an empty topic holds the whole cap for its wait. The probe goes only
+    // once the node reports that poll in flight (the scrape itself is the other request), and asks
+    // for no wait, so the only question it answers is whether the cap is held.
     WireConnection held(port());
     ASSERT_TRUE(
-        held.send(format_request(consume_call(topic, seconds(3), std::nullopt, 100), port())));
-    WireResponse throttled;
-    EXPECT_TRUE(eventually(
-        [&] {
-            throttled = send(consume_call(topic, milliseconds(500)));
-            return throttled.status == 429;
-        },
-        seconds(3)))
-        << throttled.status << " " << throttled.body;
+        held.send(format_request(consume_call(topic, seconds(6), std::nullopt, 100), port())));
+    ASSERT_TRUE(eventually(
+        [&] { return scrape_metric(*node_, "narad_http_requests_in_flight").value_or(0) >= 2; },
+        seconds(5)))
+        << "the held poll never reached the node";
+    WireResponse throttled = send(consume_call(topic, milliseconds(0)));
+    EXPECT_EQ(throttled.status, 429) << throttled.body;
     auto retry_after = throttled.header("Retry-After");
     ASSERT_TRUE(retry_after) << "the SDK honours Retry-After; a 429 without it falls back to "
                                 "its own backoff";
