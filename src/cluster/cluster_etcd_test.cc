@@ -80,6 +80,69 @@ TEST_F(ClusterEtcdTest, TopicWritesReachEveryReplica) {
     EXPECT_EQ(a.store->delete_topic("orders").code(), Errc::not_found);
 }
 
+// Rule: a user written through one node's store reaches every replica with its grants; a
+// read-modify-write that races another write of the same user re-reads and applies on top of it,
+// so neither change is lost; an error from the change writes nothing; a delete removes the key.
+TEST_F(ClusterEtcdTest, UserChangesAreCompareAndSwapAndReachEveryReplica) {
+    NodeView a(transport_, etcd_.endpoint());
+    NodeView b(transport_, etcd_.endpoint());
+    auto create =
+        [](const std::optional<meta::User>& existing) -> Result<std::optional<meta::User>> {
+        if (existing) return Status(Errc::already_exists, "user already exists");
+        meta::User user;
+        user.name = "alice";
+        user.password_hash = "h1";
+        user.grants = {{meta::Action::consume, {"orders-*"}}};
+        return std::optional<meta::User>(user);
+    };
+    ASSERT_TRUE(a.store->change_user("alice", create).is_ok());
+    ASSERT_NE(a.store->snapshot()->find_user("alice"), nullptr) << "read your own write";
+    ASSERT_TRUE(eventually([&] { return b.store->snapshot()->find_user("alice") != nullptr; }));
+    EXPECT_EQ(b.store->snapshot()->find_user("alice")->grants,
+              (std::vector<meta::Grant>{{meta::Action::consume, {"orders-*"}}}));
+    EXPECT_EQ(b.store->change_user("alice", create).code(), Errc::already_exists);
+
+    // b's change reads the record, then a writes the password before b's compare-and-swap: b's
+    // swap fails, b re-reads, and its grant lands on a's password.
+    int calls = 0;
+    auto add_grant =
+        [&](const std::optional<meta::User>& existing) -> Result<std::optional<meta::User>> {
+        if (++calls == 1) {
+            auto changed = a.store->change_user(
+                "alice",
+                [](const std::optional<meta::User>& e) -> Result<std::optional<meta::User>> {
+                    meta::User user = *e;
+                    user.password_hash = "h2";
+                    return std::optional<meta::User>(user);
+                });
+            EXPECT_TRUE(changed.is_ok());
+        }
+        meta::User user = *existing;
+        user.grants.push_back({meta::Action::produce, {"x"}});
+        return std::optional<meta::User>(user);
+    };
+    auto merged = b.store->change_user("alice", add_grant);
+    ASSERT_TRUE(merged.is_ok()) << merged.status().to_string();
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ((*merged)->password_hash, "h2");
+    EXPECT_EQ((*merged)->grants.size(), 2u);
+
+    auto refused = a.store->change_user(
+        "alice", [](const std::optional<meta::User>&) -> Result<std::optional<meta::User>> {
+            return Status(Errc::forbidden, "no");
+        });
+    EXPECT_EQ(refused.code(), Errc::forbidden);
+    ASSERT_TRUE(a.store
+                    ->change_user(
+                        "alice",
+                        [](const std::optional<meta::User>&) -> Result<std::optional<meta::User>> {
+                            return std::optional<meta::User>();
+                        })
+                    .is_ok());
+    ASSERT_TRUE(eventually([&] { return b.store->snapshot()->find_user("alice") == nullptr; }));
+    EXPECT_GT(b.store->snapshot()->users_version, 0u);
+}
+
 // Rule: an update carrying a stale incarnation (the topic was deleted and recreated) is refused.
 TEST_F(ClusterEtcdTest, UpdateOfAnOldIncarnationIsNotFound) {
     NodeView a(transport_, etcd_.endpoint());

@@ -125,6 +125,45 @@ Result<MemberInfo> decode_member(std::string_view text) {
     return member;
 }
 
+std::string encode_user(const User& user) {
+    json grants = json::array();
+    for (const Grant& grant : user.grants) {
+        grants.push_back(
+            {{"action", std::string(action_name(grant.action))}, {"patterns", grant.patterns}});
+    }
+    return json{{"name", user.name},
+                {"password_hash", user.password_hash},
+                {"grants", std::move(grants)},
+                {"root", user.root},
+                {"created_at_ms", user.created_at_ms},
+                {"updated_at_ms", user.updated_at_ms},
+                {"created_by", user.created_by}}
+        .dump();
+}
+
+Result<User> decode_user(std::string_view text) {
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return Status(Errc::corrupt, "user record is not a JSON object");
+    User user;
+    try {
+        user.name = j.at("name").get<std::string>();
+        user.password_hash = j.at("password_hash").get<std::string>();
+        for (const json& grant : j.value("grants", json::array())) {
+            auto action = parse_action(grant.at("action").get<std::string>());
+            if (!action) return Status(Errc::corrupt, "user record has an unknown grant action");
+            user.grants.push_back(
+                Grant{*action, grant.value("patterns", std::vector<std::string>{})});
+        }
+        user.root = j.value("root", false);
+        user.created_at_ms = j.value("created_at_ms", int64_t{0});
+        user.updated_at_ms = j.value("updated_at_ms", int64_t{0});
+        user.created_by = j.value("created_by", "");
+    } catch (const std::exception& e) {
+        return Status(Errc::corrupt, std::string("bad user record: ") + e.what());
+    }
+    return user;
+}
+
 std::string encode_controller_ready(const NodeId& controller, int64_t term) {
     return json{{"controller", controller.value()}, {"term", term}}.dump();
 }

@@ -20,6 +20,10 @@ Result<Assignment> decode_assignment(std::string_view json);
 std::string encode_member(const MemberInfo& member);
 Result<MemberInfo> decode_member(std::string_view json);
 
+// A user's value in etcd (the password hash included: the record never leaves the metastore).
+std::string encode_user(const User& user);
+Result<User> decode_user(std::string_view json);
+
 // The controller's "ready" record: the node that finished its start-up reconcile.
 std::string encode_controller_ready(const NodeId& controller, int64_t term);
 Result<NodeId> decode_controller_ready(std::string_view json);

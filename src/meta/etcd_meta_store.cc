@@ -134,6 +134,9 @@ class EtcdMetaStore::Replica {
                 case Keys::Parsed::Domain::ready:
                     touched.members = true;
                     break;
+                case Keys::Parsed::Domain::user:
+                    touched.users = true;
+                    break;
                 case Keys::Parsed::Domain::other:
                     break;
             }
@@ -154,6 +157,7 @@ class EtcdMetaStore::Replica {
         bool topics = false;
         bool assignments = false;
         bool members = false;
+        bool users = false;
     };
 
     // Builds and publishes the state at `revision` from values_. Caller holds apply_mutex_.
@@ -164,6 +168,7 @@ class EtcdMetaStore::Replica {
         next->topics_version = previous->topics_version + (touched.topics ? 1 : 0);
         next->assignments_version = previous->assignments_version + (touched.assignments ? 1 : 0);
         next->members_version = previous->members_version + (touched.members ? 1 : 0);
+        next->users_version = previous->users_version + (touched.users ? 1 : 0);
         for (const auto& [key, value] : values_) {
             Keys::Parsed parsed = keys_.parse(key);
             switch (parsed.domain) {
@@ -195,6 +200,16 @@ class EtcdMetaStore::Replica {
                     } else {
                         NARAD_LOG_WARN("skipping metastore key {}: {}", key,
                                        member.status().to_string());
+                    }
+                    break;
+                }
+                case Keys::Parsed::Domain::user: {
+                    auto user = decode_user(value);
+                    if (user.is_ok()) {
+                        next->users[parsed.name] = std::move(*user);
+                    } else {
+                        NARAD_LOG_WARN("skipping metastore key {}: {}", key,
+                                       user.status().to_string());
                     }
                     break;
                 }
@@ -428,6 +443,47 @@ Status EtcdMetaStore::delete_topic(std::string_view name) {
                                           "' changed while it was being deleted; retry");
     }
     return after_write(result.revision);
+}
+
+Result<std::optional<User>> EtcdMetaStore::change_user(std::string_view name,
+                                                       const UserChange& change) {
+    // Users are not controller state: any node writes them, each write a compare-and-swap on
+    // the record it read, so two nodes changing one user cannot lose either change.
+    std::string key = keys_.user(name);
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        NARAD_ASSIGN_OR_RETURN(RangeResult read, client_.range(key));
+        std::optional<User> stored;
+        int64_t revision = 0;
+        if (!read.kvs.empty()) {
+            NARAD_ASSIGN_OR_RETURN(User decoded, decode_user(read.kvs.front().value));
+            stored = std::move(decoded);
+            revision = read.kvs.front().mod_revision;
+        }
+        NARAD_ASSIGN_OR_RETURN(std::optional<User> next, change(stored));
+        if (!next && !stored) return next;  // nothing to delete
+        Compare guard = stored ? Compare::mod_revision_is(key, revision) : Compare::missing(key);
+        TxnOp write = next ? TxnOp::put(key, encode_user(*next)) : TxnOp::remove(key);
+        auto result = client_.txn({guard}, {write});
+        if (!result.is_ok() && result.code() == Errc::unknown_outcome) {
+            // Resolve by reading: the record as we wrote it (or gone, for a delete) means it took.
+            auto now = client_.range(key);
+            if (now.is_ok()) {
+                bool took = next ? (!now->kvs.empty() && now->kvs.front().value == write.value)
+                                 : now->kvs.empty();
+                if (took) {
+                    NARAD_RETURN_IF_ERROR(after_write(now->revision));
+                    return next;
+                }
+            }
+            return result.status();
+        }
+        NARAD_RETURN_IF_ERROR(result.status());
+        if (!result->succeeded) continue;  // another write came first: read it and decide again
+        NARAD_RETURN_IF_ERROR(after_write(result->revision));
+        return next;
+    }
+    return Status(Errc::conflict,
+                  "user '" + std::string(name) + "' is being changed concurrently; retry");
 }
 
 Result<std::optional<std::pair<MemberInfo, int64_t>>> EtcdMetaStore::read_member(

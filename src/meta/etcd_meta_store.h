@@ -72,6 +72,8 @@ class EtcdMetaStore final : public MetaStore {
     Status renew_freeze(int64_t lease) override;
     Status release_freeze(int64_t lease) override;
     Status remove_freeze(const PartitionKey& partition) override;
+    Result<std::optional<User>> change_user(std::string_view name,
+                                            const UserChange& change) override;
 
     // A snapshot at least as new as a linearizable read made now: the view to plan from.
     Result<MetaSnapshot> sync();

@@ -183,6 +183,28 @@ class FakeMetaStore final : public MetaStore {
         freezes_.erase(lease);
         return Status::ok();
     }
+    Result<std::optional<User>> change_user(std::string_view name,
+                                            const UserChange& change) override {
+        std::lock_guard write(write_mutex_);
+        MetaSnapshot current = snapshot();
+        std::optional<User> stored;
+        if (const User* user = current->find_user(name)) stored = *user;
+        auto next_user = change(stored);
+        if (!next_user.is_ok()) return next_user.status();
+        auto next = std::make_shared<MetaState>(*current);
+        if (*next_user) {
+            next->users[std::string(name)] = **next_user;
+        } else if (stored) {
+            next->users.erase(std::string(name));
+        } else {
+            return next_user;
+        }
+        ++next->users_version;
+        bump(*next, *current);
+        publish(std::move(next));
+        return next_user;
+    }
+
     Status remove_freeze(const PartitionKey& partition) override {
         std::lock_guard lock(mutex_);
         std::erase_if(freezes_, [&](const auto& entry) { return entry.second.first == partition; });

@@ -24,6 +24,9 @@ std::string Keys::live(const NodeId& node) const { return prefix_ + "live/" + no
 std::string Keys::dead(const NodeId& node) const { return prefix_ + "dead/" + node.value(); }
 std::string Keys::draining(const NodeId& node) const { return draining_prefix() + node.value(); }
 std::string Keys::draining_prefix() const { return prefix_ + "draining/"; }
+std::string Keys::user(std::string_view name) const {
+    return prefix_ + "users/" + std::string(name);
+}
 std::string Keys::election() const { return prefix_ + "election"; }
 std::string Keys::ready() const { return prefix_ + "ready"; }
 std::string Keys::barrier() const { return prefix_ + "barrier"; }
@@ -52,6 +55,9 @@ Keys::Parsed Keys::parse(std::string_view key) const {
         parsed.name = rest;
     } else if (domain == "members" && rest.find('/') == std::string_view::npos) {
         parsed.domain = Parsed::Domain::member;
+        parsed.name = rest;
+    } else if (domain == "users" && rest.find('/') == std::string_view::npos) {
+        parsed.domain = Parsed::Domain::user;
         parsed.name = rest;
     } else if (domain == "live" && rest.find('/') == std::string_view::npos) {
         parsed.domain = Parsed::Domain::live;

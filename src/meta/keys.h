@@ -39,12 +39,14 @@ class Keys {
     // absent for the node they place a partition on, so nothing lands on a node that is leaving.
     std::string draining(const NodeId& node) const;
     std::string draining_prefix() const;
+    // A user's record (security).
+    std::string user(std::string_view name) const;
 
     // What a key under prefix() is.
     struct Parsed {
-        enum class Domain { topic, assignment, member, live, dead, ready, other };
+        enum class Domain { topic, assignment, member, live, dead, ready, user, other };
         Domain domain = Domain::other;
-        std::string name;  // topic or node
+        std::string name;  // topic, node or user
         PartitionId partition;
     };
     Parsed parse(std::string_view key) const;

@@ -24,6 +24,10 @@ Status no_moves() {
 }
 }  // namespace
 
+Result<std::optional<User>> MetaStore::change_user(std::string_view, const UserChange&) {
+    return Status(Errc::not_implemented, "this metastore does not keep users");
+}
+
 Result<size_t> MetaStore::set_targets(const std::vector<TargetChange>&) { return no_moves(); }
 Result<FlipOutcome> MetaStore::complete_move(const PartitionKey&, const NodeId&, const NodeId&,
                                              const std::string&) {

@@ -89,6 +89,14 @@ class MetaStore {
     // Deletes a partition's freeze key whatever holds it (one left by an earlier run).
     virtual Status remove_freeze(const PartitionKey& partition);
 
+    // Users (security): a read-modify-write of one user's record, retried while it races another
+    // write of the same record. `change` gets the stored record (nullopt: none) and returns the
+    // record to store, nullopt to delete it, or an error, which aborts with nothing written.
+    // Returns what is stored afterwards. A store without users answers not_implemented.
+    using UserChange = std::function<Result<std::optional<User>>(const std::optional<User>&)>;
+    virtual Result<std::optional<User>> change_user(std::string_view name,
+                                                    const UserChange& change);
+
     // Conveniences: every (new) partition on one node.
     Result<Topic> create_topic_on(Topic topic, const NodeId& owner);
     Result<Topic> update_topic_on(Topic topic, const NodeId& owner);

@@ -42,6 +42,32 @@ const MemberInfo* MetaState::find_member(const NodeId& node) const {
     return it == members.end() ? nullptr : &it->second;
 }
 
+const User* MetaState::find_user(std::string_view name) const {
+    auto it = users.find(name);
+    return it == users.end() ? nullptr : &it->second;
+}
+
+std::string_view action_name(Action action) {
+    switch (action) {
+        case Action::produce:
+            return "produce";
+        case Action::consume:
+            return "consume";
+        case Action::create:
+            return "create";
+        case Action::admin:
+            return "admin";
+    }
+    return "consume";
+}
+
+std::optional<Action> parse_action(std::string_view name) {
+    for (Action action : {Action::produce, Action::consume, Action::create, Action::admin}) {
+        if (action_name(action) == name) return action;
+    }
+    return std::nullopt;
+}
+
 bool MetaState::is_dead(const NodeId& node, MonoTime now, Millis dead_after) const {
     if (live.count(node) > 0) return false;
     auto it = down_since.find(node);

@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "meta/user.h"
 
 namespace narad::meta {
 
@@ -83,6 +84,8 @@ struct MetaState {
     std::map<PartitionKey, Assignment> assignments;
     uint64_t members_version = 0;
     std::map<NodeId, MemberInfo> members;
+    uint64_t users_version = 0;
+    std::map<std::string, User, std::less<>> users;
     // Nodes whose liveness key exists now.
     std::set<NodeId> live;
     // Members the controller has declared dead: down for at least the force-promote timeout on
@@ -99,6 +102,7 @@ struct MetaState {
     const Topic* find_topic(std::string_view name) const;
     const Assignment* find_assignment(std::string_view topic, PartitionId partition) const;
     const MemberInfo* find_member(const NodeId& node) const;
+    const User* find_user(std::string_view name) const;
     bool is_live(const NodeId& node) const { return live.count(node) > 0; }
     // Down for longer than `dead_after` at `now`. A node never registered is not dead: callers
     // decide what an unknown owner means.

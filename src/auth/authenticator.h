@@ -1,0 +1,75 @@
+// Authenticator: decides who a request is from its Basic credentials, as Narad's node does.
+// - An unknown user is refused at once (no hash is checked).
+// - Credentials verified before are recognised by a keyed digest of the password, held per user
+//   while the stored hash is unchanged, so a client sending the same header pays the argon2id
+//   cost once; a wrong password seen within the last minute is refused without hashing again.
+// - Every password that must be hashed takes a token from the user's bucket (5, one more every
+//   12 s; a success gives it back): after 5 wrong passwords a user gets one attempt per 12 s and
+//   is answered `throttled` meanwhile. A user with recent failures also needs a token from a
+//   node-wide budget (32, one more every 250 ms), so guessing across many names is bounded too.
+// - Hashes are checked on a pool of `max_concurrent` threads, never on the caller's thread; a
+//   full queue answers `unavailable`.
+// Thread-safe.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/clock.h"
+#include "base/thread_pool.h"
+#include "meta/meta_store.h"
+
+namespace narad::auth {
+
+struct AuthenticatorOptions {
+    size_t max_concurrent = 4;
+    size_t max_queued = 1024;
+    uint32_t user_burst = 5;
+    Millis user_refill{12'000};
+    uint32_t node_burst = 32;
+    Millis node_refill{250};
+    Millis negative_ttl{60'000};
+    size_t negative_per_user = 16;
+    size_t max_cached_users = 4096;
+};
+
+enum class AuthOutcome { ok, unauthorized, throttled, unavailable };
+
+struct AuthResult {
+    AuthOutcome outcome = AuthOutcome::unauthorized;
+    std::string user;  // ok: who
+};
+
+// The user and password of an `Authorization: Basic ...` value (scheme case-insensitive, standard
+// base64 with padding, split at the first ':'); nullopt when it is not one.
+struct BasicCredentials {
+    std::string user;
+    std::string password;
+};
+std::optional<BasicCredentials> parse_basic(std::string_view authorization);
+
+class Authenticator {
+  public:
+    Authenticator(const meta::MetaStore& store, Clock& clock, AuthenticatorOptions options = {});
+    ~Authenticator();  // finishes the verifications under way
+
+    // Calls `done` exactly once: on this thread when no hash needs checking, else on the pool.
+    void authenticate(std::optional<std::string_view> authorization,
+                      std::function<void(AuthResult)> done);
+
+    // Whether `password` is `user`'s, for a proof of the current password: no throttle tokens,
+    // no cache. Blocks for one hash check.
+    bool check_password(std::string_view user, std::string_view password) const;
+
+  private:
+    struct State;
+    std::shared_ptr<State> state_;
+    std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace narad::auth
