@@ -1,18 +1,10 @@
-// Health, metrics, and the user routes as a single node answers them.
+// Health and metrics; the user routes are user_routes.cc's.
 #include "api/api.h"
 #include "api/respond.h"
 #include "base/json_text.h"
 #include "base/metrics.h"
 
 namespace narad::api {
-namespace {
-
-constexpr const char* kUsersUnavailable =
-    "users and authentication are not available in this release; the node runs with security "
-    "off";
-
-}  // namespace
-
 void register_health_routes(Router& router, ApiContext& context, MetricsRoute metrics) {
     ApiContext* c = &context;
     router.add("GET", "/healthz", [c](net::HttpRequest, const PathParams&, net::Responder d) {
@@ -34,15 +26,7 @@ void register_health_routes(Router& router, ApiContext& context, MetricsRoute me
 
 void register_admin_routes(Router& router, ApiContext& context, MetricsRoute metrics) {
     register_health_routes(router, context, metrics);
-    auto users = [](net::HttpRequest, const PathParams&, net::Responder d) {
-        d(error_response(501, kUsersUnavailable));
-    };
-    router.add("POST", "/v1/users", users);
-    router.add("GET", "/v1/users", users);
-    router.add("GET", "/v1/users/{user}", users);
-    router.add("DELETE", "/v1/users/{user}", users);
-    router.add("PUT", "/v1/users/{user}/grants", users);
-    router.add("PUT", "/v1/users/{user}/password", users);
+    register_user_routes(router, context);
 }
 
 void register_routes(Router& router, ApiContext& context, MetricsRoute metrics) {

@@ -8,6 +8,7 @@
 
 #include "api/audit_log.h"
 #include "api/router.h"
+#include "auth/password.h"
 #include "base/clock.h"
 #include "base/peer_client.h"
 #include "base/thread_pool.h"
@@ -18,6 +19,10 @@
 #include "storage/log_manager.h"
 #include "wal/owner_liveness.h"
 #include "wal/produce_service.h"
+
+namespace narad::auth {
+class Authenticator;
+}
 
 namespace narad::api {
 
@@ -71,6 +76,10 @@ struct ApiContext {
     ProduceGate* produce_gate = nullptr;
     // This node's own status (members?detail=true); null: not reported.
     const NodeStatusSources* node_status = nullptr;
+    // Security: who a request is (null: security off, every check passes), and the cost of the
+    // password hashes the user routes make.
+    auth::Authenticator* authenticator = nullptr;
+    auth::HashCost password_hash_cost = auth::HashCost::interactive;
 };
 
 // Whether the API port serves /metrics, or a listener of its own does (http.metrics_addr).
@@ -85,6 +94,7 @@ void register_health_routes(Router& router, ApiContext& context, MetricsRoute me
 void register_topic_routes(Router& router, ApiContext& context);
 void register_message_routes(Router& router, ApiContext& context);
 void register_admin_routes(Router& router, ApiContext& context, MetricsRoute metrics);
+void register_user_routes(Router& router, ApiContext& context);
 void register_cluster_routes(Router& router, ApiContext& context);
 // Decommission and forget, forwarded to the controller (api/decommission_routes.cc).
 void register_decommission_routes(Router& router, ApiContext& context);

@@ -14,6 +14,7 @@ void AuditLog::record(const AuditEvent& event) {
                            {"component", "audit"},        {"event", event.event},
                            {"actor", event.actor},        {"target", event.target},
                            {"outcome", event.outcome},    {"detail", event.detail}};
+    if (event.status != 0) line["status"] = event.status;
     std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     NARAD_LOG_INFO("audit {}", text);
     std::lock_guard lock(mutex_);

@@ -1,6 +1,6 @@
-// AuditLog: one JSON line per operator action on the cluster (a move's abort; later decommission
-// and forget): when, on which node, who asked, what, on what, and how it ended. Each line is
-// written to the node's log with component=audit (what Narad's log pipelines match on) and
+// AuditLog: one JSON line per operator action (a move's abort, decommission and forget, every
+// user and grant change): when, on which node, who asked, what, on what, and how it ended. Each
+// line is written to the node's log with component=audit (what Narad's log pipelines match on) and
 // appended to <data>/audit.log, synced before record() returns, so the trail survives a crash.
 // Thread-safe; record() blocks on disk (call it off the HTTP threads).
 #pragma once
@@ -21,6 +21,7 @@ struct AuditEvent {
     std::string target;   // what it acted on: "orders/3 n1->n2"
     std::string outcome;  // ok | rejected | unknown | failed
     std::string detail;   // the answer's message
+    int status = 0;       // the HTTP status the client got (0: not recorded)
 };
 
 class AuditLog {

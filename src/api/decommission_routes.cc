@@ -11,6 +11,7 @@
 // audited (cluster.decommission, cluster.decommission.cancel, cluster.forget).
 #include <nlohmann/json.hpp>
 
+#include "api/access.h"
 #include "api/api.h"
 #include "api/controller_forward.h"
 #include "api/params.h"
@@ -204,17 +205,16 @@ void decommission_write(ApiContext* c, net::HttpRequest r, const PathParams& p, 
     if (c->etcd_store == nullptr) return d(no_metastore());
     bool cancelling = r.method == "DELETE";
     answer_on_pool(c->blocking, std::move(d),
-                   [c, cancelling, node = NodeId(p.get("id")), actor = r.remote_address] {
+                   [c, cancelling, node = NodeId(p.get("id")), actor = actor_of(r)] {
                        return cancelling ? cancel(c, node, actor) : decommission(c, node, actor);
                    });
 }
 
 void forget_write(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
     if (c->etcd_store == nullptr) return d(no_metastore());
-    answer_on_pool(c->blocking, std::move(d),
-                   [c, node = NodeId(p.get("id")), actor = r.remote_address] {
-                       return forget(c, node, actor);
-                   });
+    answer_on_pool(c->blocking, std::move(d), [c, node = NodeId(p.get("id")), actor = actor_of(r)] {
+        return forget(c, node, actor);
+    });
 }
 
 }  // namespace

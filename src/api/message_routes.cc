@@ -8,6 +8,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "api/access.h"
 #include "api/api.h"
 #include "api/body_encoding.h"
 #include "api/message_handlers.h"
@@ -526,33 +527,37 @@ void ack_batch(ApiContext& context, net::HttpRequest request, const PathParams& 
 
 void register_message_routes(Router& router, ApiContext& context) {
     ApiContext* c = &context;
+    using meta::Action;
     router.add("POST", "/v1/topics/{topic}/produce",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   produce(*c, std::move(r), p, std::move(d));
-               });
-    router.add(
-        "POST", "/v1/topics/{topic}/produce/batch",
-        [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-            produce_batch(*c, std::move(r), p, std::move(d));
-        },
-        kMaxBatchBodyBytes);
+               needs_grant(c, Action::produce,
+                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                               produce(*c, std::move(r), p, std::move(d));
+                           }));
+    router.add("POST", "/v1/topics/{topic}/produce/batch",
+               needs_grant(c, Action::produce,
+                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                               produce_batch(*c, std::move(r), p, std::move(d));
+                           }),
+               kMaxBatchBodyBytes);
+    // Consume covers replay (consume by offset) and every settle of what was consumed.
     router.add("GET", "/v1/topics/{topic}/consume",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   consume(*c, std::move(r), p, std::move(d));
-               });
+               needs_grant(c, Action::consume,
+                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                               consume(*c, std::move(r), p, std::move(d));
+                           }));
     // A batch ack's body is at most 64 KiB (Narad 3.1); a single ack has none.
-    router.add(
-        "POST", "/v1/topics/{topic}/ack",
-        [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-            ack(*c, std::move(r), p, std::move(d));
-        },
-        kMaxAckBodyBytes);
-    router.add(
-        "POST", "/v1/topics/{topic}/ack/batch",
-        [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-            ack_batch(*c, std::move(r), p, std::move(d));
-        },
-        kMaxAckBodyBytes);
+    router.add("POST", "/v1/topics/{topic}/ack",
+               needs_grant(c, Action::consume,
+                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                               ack(*c, std::move(r), p, std::move(d));
+                           }),
+               kMaxAckBodyBytes);
+    router.add("POST", "/v1/topics/{topic}/ack/batch",
+               needs_grant(c, Action::consume,
+                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                               ack_batch(*c, std::move(r), p, std::move(d));
+                           }),
+               kMaxAckBodyBytes);
 }
 
 }  // namespace narad::api

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "api/access.h"
 #include "api/controller_forward.h"
 #include "api/owner_routing.h"
 #include "api/params.h"
@@ -445,7 +446,7 @@ void abort_route(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Re
     if (!partition) return d(error_response(400, "topic and a partition number are required"));
     std::optional<std::string> target;
     if (auto given = r.query_param("target")) target = std::string(*given);
-    std::string actor = r.remote_address;
+    std::string actor = actor_of(r);
     answer_on_pool(c->blocking, std::move(d),
                    [c, topic = p.get("topic"), partition, target, actor] {
                        return abort_move(c, topic, *partition, target, actor);

@@ -362,6 +362,95 @@ Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view b
     return messages;
 }
 
+namespace {
+
+Result<std::vector<meta::Grant>> read_grants(const json& value, const std::string& go_struct) {
+    std::vector<meta::Grant> grants;
+    if (value.is_null()) return grants;
+    if (!value.is_array()) return type_error(value, go_struct, "grants", "[]user.Grant");
+    for (const json& item : value) {
+        if (!item.is_object()) return type_error(item, "Grant", "grants", "user.Grant");
+        meta::Grant grant;
+        std::string action;
+        for (const auto& [key, field] : item.items()) {
+            if (key == "action") {
+                NARAD_RETURN_IF_ERROR(read_string(field, "Grant", "action", action));
+            } else if (key == "patterns") {
+                if (field.is_null()) continue;
+                if (!field.is_array()) return type_error(field, "Grant", "patterns", "[]string");
+                for (const json& pattern : field) {
+                    if (!pattern.is_string()) {
+                        return type_error(pattern, "Grant", "patterns", "string");
+                    }
+                    grant.patterns.push_back(pattern.get<std::string>());
+                }
+            } else {
+                return unknown_field(key);
+            }
+        }
+        auto parsed = meta::parse_action(action);
+        if (!parsed) {
+            return Status(Errc::invalid_argument, "unknown grant action \"" + action + "\"");
+        }
+        grant.action = *parsed;
+        grants.push_back(std::move(grant));
+    }
+    return grants;
+}
+
+}  // namespace
+
+Result<CreateUserRequest> decode_create_user(std::string_view body) {
+    NARAD_ASSIGN_OR_RETURN(json document, parse(body));
+    NARAD_RETURN_IF_ERROR(require_object(document, "handlers.createUserRequest"));
+    CreateUserRequest request;
+    const std::string go = "createUserRequest";
+    for (const auto& [key, value] : document.items()) {
+        if (key == "username") {
+            NARAD_RETURN_IF_ERROR(read_string(value, go, key, request.username));
+        } else if (key == "password") {
+            NARAD_RETURN_IF_ERROR(read_string(value, go, key, request.password));
+        } else if (key == "grants") {
+            NARAD_ASSIGN_OR_RETURN(request.grants, read_grants(value, go));
+        } else {
+            return unknown_field(key);
+        }
+    }
+    return request;
+}
+
+Result<std::vector<meta::Grant>> decode_grants_update(std::string_view body) {
+    NARAD_ASSIGN_OR_RETURN(json document, parse(body));
+    NARAD_RETURN_IF_ERROR(require_object(document, "handlers.grantsRequest"));
+    std::optional<std::vector<meta::Grant>> grants;
+    for (const auto& [key, value] : document.items()) {
+        if (key != "grants") return unknown_field(key);
+        NARAD_ASSIGN_OR_RETURN(grants, read_grants(value, "grantsRequest"));
+        if (value.is_null()) grants.reset();
+    }
+    if (!grants) return Status(Errc::invalid_argument, "grants required");
+    return *grants;
+}
+
+Result<PasswordChangeRequest> decode_password_change(std::string_view body) {
+    NARAD_ASSIGN_OR_RETURN(json document, parse(body));
+    NARAD_RETURN_IF_ERROR(require_object(document, "handlers.passwordRequest"));
+    PasswordChangeRequest request;
+    const std::string go = "passwordRequest";
+    for (const auto& [key, value] : document.items()) {
+        if (key == "new_password") {
+            NARAD_RETURN_IF_ERROR(read_string(value, go, key, request.new_password));
+        } else if (key == "current_password") {
+            std::string current;
+            NARAD_RETURN_IF_ERROR(read_string(value, go, key, current));
+            if (!value.is_null()) request.current_password = std::move(current);
+        } else {
+            return unknown_field(key);
+        }
+    }
+    return request;
+}
+
 Result<AckBatchRequest> decode_ack_batch(std::string_view body) {
     NARAD_ASSIGN_OR_RETURN(json document, parse(body));
     NARAD_RETURN_IF_ERROR(require_object(document, "handlers.ackBatchRequest"));

@@ -3,17 +3,35 @@
 // types and trailing values are refused. Pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "meta/topic_frontend.h"
+#include "meta/user.h"
 #include "wal/produce_service.h"
 
 namespace narad::api {
 
 Result<meta::CreateTopicRequest> decode_create_topic(std::string_view body);
 Result<meta::UpdateTopicRequest> decode_update_topic(std::string_view body);
+
+// The user routes' bodies: {"username","password","grants"?}, {"grants"} (required; [] clears)
+// and {"new_password","current_password"?}. A grant is {"action","patterns"?}; its checks beyond
+// the shape are auth::validate_grants'.
+struct CreateUserRequest {
+    std::string username;
+    std::string password;
+    std::vector<meta::Grant> grants;
+};
+Result<CreateUserRequest> decode_create_user(std::string_view body);
+Result<std::vector<meta::Grant>> decode_grants_update(std::string_view body);
+struct PasswordChangeRequest {
+    std::string new_password;
+    std::optional<std::string> current_password;
+};
+Result<PasswordChangeRequest> decode_password_change(std::string_view body);
 
 // Narad 3.2's batch produce bounds: messages per batch, bytes per message (a single produce's
 // body cap) and bytes per (decoded) body.

@@ -30,6 +30,42 @@ TEST(RequestJsonTest, CreateTopicIsStrict) {
     EXPECT_FALSE(decode_create_topic("[1]").is_ok());
 }
 
+// Rule: the user bodies are strict as Narad's: fields as named, a grant's action one of the four,
+// patterns strings; grants required on their update ([] clears); current_password optional.
+TEST(RequestJsonTest, UserBodies) {
+    auto user =
+        decode_create_user(
+            R"({"username":"u","password":"p","grants":[{"action":"produce","patterns":["a*"]},{"action":"admin"}]})")
+            .value();
+    EXPECT_EQ(user.username, "u");
+    EXPECT_EQ(user.password, "p");
+    EXPECT_EQ(user.grants, (std::vector<meta::Grant>{{meta::Action::produce, {"a*"}},
+                                                     {meta::Action::admin, {}}}));
+    EXPECT_EQ(decode_create_user(R"({"username":"u","pw":"p"})").status().message(),
+              "invalid json: json: unknown field \"pw\"");
+    EXPECT_EQ(
+        decode_create_user(R"({"username":"u","grants":[{"action":"root"}]})").status().message(),
+        "unknown grant action \"root\"");
+    EXPECT_FALSE(
+        decode_create_user(R"({"username":"u","grants":[{"action":"produce","patterns":[1]}]})")
+            .is_ok());
+    EXPECT_FALSE(decode_create_user(R"({"username":"u","grants":{}})").is_ok());
+    EXPECT_FALSE(decode_create_user(R"({"username":5})").is_ok());
+
+    EXPECT_TRUE(decode_grants_update(R"({"grants":[]})").value().empty());
+    EXPECT_EQ(decode_grants_update("{}").status().message(), "grants required");
+    EXPECT_EQ(decode_grants_update(R"({"grants":null})").status().message(), "grants required");
+
+    auto change = decode_password_change(R"({"new_password":"n"})").value();
+    EXPECT_EQ(change.new_password, "n");
+    EXPECT_FALSE(change.current_password.has_value());
+    EXPECT_EQ(decode_password_change(R"({"new_password":"n","current_password":"c"})")
+                  .value()
+                  .current_password,
+              "c");
+    EXPECT_FALSE(decode_password_change(R"({"password":"n"})").is_ok());
+}
+
 // Rule: PATCH refuses visibility_timeout_ms (it cannot change after create).
 TEST(RequestJsonTest, UpdateRefusesVisibility) {
     EXPECT_EQ(decode_update_topic(R"({"visibility_timeout_ms":5})").status().message(),

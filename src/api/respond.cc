@@ -29,6 +29,7 @@ net::HttpResponse error_response(const Status& status) {
 net::HttpResponse domain_error_response(const Status& status, std::string_view operation) {
     switch (status.code()) {
         case Errc::invalid_argument:
+        case Errc::forbidden:
         case Errc::not_found:
         case Errc::already_exists:
         case Errc::conflict:

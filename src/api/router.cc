@@ -156,12 +156,12 @@ std::optional<net::HttpResponse> Router::cross_site_refusal(const net::HttpReque
 
 void Router::add(std::string method, std::string pattern, RouteHandler handler,
                  uint64_t body_limit_bytes) {
-    Route route{std::move(method), std::move(pattern), {}, std::move(handler), body_limit_bytes};
+    Entry route{std::move(method), std::move(pattern), {}, std::move(handler), body_limit_bytes};
     for (auto segment : split_path(route.pattern)) route.segments.emplace_back(segment);
     routes_.push_back(std::move(route));
 }
 
-bool Router::match(const Route& route, const std::vector<std::string_view>& segments,
+bool Router::match(const Entry& route, const std::vector<std::string_view>& segments,
                    PathParams& params) {
     if (route.segments.size() != segments.size()) return false;
     params.values.clear();
@@ -183,7 +183,7 @@ std::optional<uint64_t> Router::body_limit(const net::HttpRequest& head) {
     std::string_view target = head.target;
     std::vector<std::string_view> segments = split_path(target.substr(0, target.find('?')));
     PathParams params;
-    for (const Route& route : routes_) {
+    for (const Entry& route : routes_) {
         if (route.body_limit_bytes == 0 || route.method != head.method) continue;
         if (match(route, segments, params)) return route.body_limit_bytes;
     }
@@ -212,11 +212,23 @@ void Router::handle(net::HttpRequest request, net::Responder respond) {
         return finish("unmatched", std::move(redirect));
     }
     if (auto refusal = cross_site_refusal(request)) return finish("unmatched", *refusal);
+    if (gate_) {
+        std::function<void(std::string, net::HttpResponse)> done = std::move(finish);
+        return gate_(
+            std::move(request),
+            [this, done](net::HttpRequest admitted) { dispatch(std::move(admitted), done); },
+            [done](net::HttpResponse refusal) { done("unmatched", std::move(refusal)); });
+    }
+    dispatch(std::move(request), finish);
+}
+
+void Router::dispatch(net::HttpRequest request,
+                      const std::function<void(std::string, net::HttpResponse)>& finish) {
     std::vector<std::string_view> segments = split_path(request.path);
     std::string lookup_method = request.method == "HEAD" ? "GET" : request.method;
     PathParams params;
     std::set<std::string> allowed;
-    for (const Route& route : routes_) {
+    for (const Entry& route : routes_) {
         if (!match(route, segments, params)) continue;
         if (route.method == lookup_method) {
             std::string label = route.method + " " + route.pattern;

@@ -47,24 +47,34 @@ class Router final : public net::HttpHandler {
     std::optional<net::HttpResponse> screen(net::HttpRequest& head) override {
         return screen_ ? screen_(head) : std::nullopt;
     }
+    // Runs before a request is routed (security: authentication). The gate either calls `route`
+    // with the request (its `user` set) or answers it through `refuse`; either from any thread.
+    using Route = std::function<void(net::HttpRequest)>;
+    using Gate = std::function<void(net::HttpRequest request, Route route, net::Responder refuse)>;
+    void set_gate(Gate gate) { gate_ = std::move(gate); }
 
   private:
-    struct Route {
+    struct Entry {
         std::string method;
         std::string pattern;
         std::vector<std::string> segments;
         RouteHandler handler;
         uint64_t body_limit_bytes = 0;
     };
-    static bool match(const Route& route, const std::vector<std::string_view>& segments,
+    static bool match(const Entry& route, const std::vector<std::string_view>& segments,
                       PathParams& params);
     // The guard's answer to a request it refuses (see ContentTypeGuard).
     std::optional<net::HttpResponse> cross_site_refusal(const net::HttpRequest& request);
 
     Clock& clock_;
     ContentTypeGuard guard_;
-    std::vector<Route> routes_;
+    // Finds the request's route and runs it; `finish` answers with the route's label.
+    void dispatch(net::HttpRequest request,
+                  const std::function<void(std::string, net::HttpResponse)>& finish);
+
+    std::vector<Entry> routes_;
     Screen screen_;
+    Gate gate_;
 };
 
 }  // namespace narad::api

@@ -147,5 +147,36 @@ TEST(RouterGuardTest, RouteBodyLimitFromTheHead) {
     EXPECT_EQ(router.body_limit(head), std::nullopt);
 }
 
+// Rule: with a gate set, a request reaches its route only through the gate, carrying what the gate
+// set (its user); a refusal is answered as is, with the route never run, and counted unmatched.
+TEST_F(RouterTest, TheGateDecidesBeforeAnyRouteRuns) {
+    std::vector<std::string> seen;
+    router_.add("GET", "/v1/who", [&](net::HttpRequest r, const PathParams&, net::Responder d) {
+        seen.push_back(r.user);
+        d(net::HttpResponse{});
+    });
+    router_.set_gate([](net::HttpRequest r, Router::Route route, net::Responder refuse) {
+        if (r.header("authorization").has_value() || r.path == "/open") {
+            r.user = "alice";
+            return route(std::move(r));
+        }
+        net::HttpResponse no;
+        no.status = 401;
+        refuse(std::move(no));
+    });
+    EXPECT_EQ(call(router_, "GET", "/v1/who").status, 401);
+    EXPECT_EQ(call(router_, "GET", "/no/such").status, 401) << "the gate runs before routing";
+    EXPECT_TRUE(seen.empty());
+    net::HttpRequest request;
+    request.method = "GET";
+    request.path = request.target = "/v1/who";
+    request.headers.emplace_back("authorization", "x");
+    net::HttpResponse out;
+    router_.handle(std::move(request), [&](net::HttpResponse r) { out = std::move(r); });
+    EXPECT_EQ(out.status, 200);
+    EXPECT_EQ(seen, std::vector<std::string>{"alice"});
+    EXPECT_EQ(call(router_, "GET", "/open").status, 404) << "admitted, then routed";
+}
+
 }  // namespace
 }  // namespace narad::api

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "api/access.h"
 #include "api/api.h"
 #include "api/controller_forward.h"
 #include "api/move_routes.h"
@@ -67,6 +68,19 @@ void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::stri
 void create_topic(ApiContext& context, net::HttpRequest request, net::Responder respond) {
     auto decoded = decode_create_topic(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
+    auth::Principal caller = caller_of(context, request);
+    if (!caller.allowed(meta::Action::create, decoded->name)) {
+        return respond(error_response(403, "create not allowed on this topic"));
+    }
+    if (!decoded->parent.empty()) {
+        meta::MetaSnapshot snapshot = context.store.snapshot();
+        const meta::Topic* parent = snapshot->find_topic(decoded->parent);
+        if (parent != nullptr && !caller.can_manage(parent->owner)) {
+            return respond(
+                error_response(403, "only the topic owner or an admin may modify this topic"));
+        }
+    }
+    decoded->owner = caller.name();  // whatever the body said
     if (!context.ready()) {
         return respond(
             error_response(503, "control plane temporarily unavailable: node is starting"));
@@ -98,12 +112,18 @@ void list_topics(ApiContext& context, net::HttpRequest request, net::Responder r
     std::string topics = "[";
     std::string last;
     size_t count = 0;
+    auth::Principal caller = caller_of(context, request);
+    bool first = true;
+    // The page is cut first, then filtered (as Narad): a page may be short, or empty with a
+    // next_page_token, when the caller cannot read some of its topics.
     for (; it != snapshot->topics.end() && count < limit; ++it, ++count) {
-        if (count > 0) topics += ',';
+        last = it->first;
+        if (!caller.can_read(it->first, it->second.owner)) continue;
+        if (!first) topics += ',';
+        first = false;
         std::string one = topic_json(it->second, RoleField::always);
         one.pop_back();  // the newline
         topics += one;
-        last = it->first;
     }
     topics += ']';
     std::string next = it != snapshot->topics.end() ? last : "";
@@ -252,21 +272,21 @@ void register_topic_routes(Router& router, ApiContext& context) {
         list_topics(*c, std::move(r), std::move(d));
     });
     router.add("GET", "/v1/topics/{topic}",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
+               needs_read(c, [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
                    get_topic(*c, std::move(r), p, std::move(d));
-               });
+               }));
     router.add("PATCH", "/v1/topics/{topic}",
-               controller_only(c, std::bind(update_route, c, _1, _2, _3)));
+               needs_manage(c, controller_only(c, std::bind(update_route, c, _1, _2, _3))));
     router.add("DELETE", "/v1/topics/{topic}",
-               controller_only(c, std::bind(delete_route, c, _1, _2, _3)));
+               needs_manage(c, controller_only(c, std::bind(delete_route, c, _1, _2, _3))));
     router.add("GET", "/v1/topics/{topic}/schema",
-               [c](net::HttpRequest, const PathParams& p, net::Responder d) {
+               needs_read(c, [c](net::HttpRequest, const PathParams& p, net::Responder d) {
                    get_schema(*c, p, std::move(d));
-               });
+               }));
     router.add("GET", "/v1/topics/{topic}/children",
-               [c](net::HttpRequest, const PathParams& p, net::Responder d) {
+               needs_read(c, [c](net::HttpRequest, const PathParams& p, net::Responder d) {
                    list_children(*c, p, std::move(d));
-               });
+               }));
     router.add("POST", "/v1/topics/{topic}/children",
                [](net::HttpRequest, const PathParams&, net::Responder d) {
                    d(error_response(501,
@@ -274,9 +294,9 @@ void register_topic_routes(Router& router, ApiContext& context) {
                                     "release"));
                });
     router.add("DELETE", "/v1/topics/{topic}/children/{child}",
-               [c](net::HttpRequest, const PathParams& p, net::Responder d) {
+               needs_manage(c, [c](net::HttpRequest, const PathParams& p, net::Responder d) {
                    detach_child(*c, p, std::move(d));
-               });
+               }));
 }
 
 }  // namespace narad::api

@@ -37,6 +37,8 @@ struct HttpRequest {
     Headers headers;
     std::string body;
     std::string remote_address;
+    // The user the request authenticated as (Router::set_gate); empty with security off.
+    std::string user;
     std::shared_ptr<Admission> admission;  // set by HttpHandler::screen, if anything was reserved
 
     // The first value of a header (name lower-case), if present.

@@ -318,9 +318,6 @@ constexpr std::string_view kStaticPeers =
     "checks it";
 constexpr std::string_view kNoFanout = "fan-out children are not built yet";
 constexpr std::string_view kNoRemotes = "remote clusters are not built yet";
-constexpr std::string_view kNoUsers =
-    "users and authentication are not built yet: a node runs with security off, open to every "
-    "client";
 
 // Every setting, in the order the reference and the checks list them.
 const std::vector<Setting>& settings() {
@@ -449,8 +446,7 @@ const std::vector<Setting>& settings() {
         {.key = "http.metrics_unauthenticated",
          .env = "NARAD_HTTP_METRICS_UNAUTHENTICATED",
          .bind = NARAD_FIELD(http.metrics_unauthenticated),
-         .doc = "Serve `/metrics` on the API port without credentials.",
-         .inert = kNoUsers},
+         .doc = "Serve `/metrics` on the API port without credentials."},
         // cluster
         {.key = "cluster.node_id",
          .env = "NARAD_NODE_ID",
@@ -909,12 +905,12 @@ const std::vector<Setting>& settings() {
         {.key = "security.enabled",
          .env = "NARAD_SECURITY_ENABLED",
          .bind = NARAD_FIELD(security.enabled),
-         .doc = "Authentication and grants. Users are not built yet, so a node refuses to start "
-                "with `true` (the default); run with `false` or `narad server start --dev`."},
+         .doc = "Users, Basic authentication and grants on the API port (docs/security.md); "
+                "`false` leaves every route open, as `narad server start --dev` does."},
         {.env = "NARAD_ADMIN_PASSWORD",
          .bind = NARAD_FIELD(security.admin_password),
-         .doc = "The root admin's first password.",
-         .inert = kNoUsers},
+         .doc = "The root admin's first password; without it one is generated into "
+                "`<data_dir>/admin-password`."},
         {.env = "NARAD_CLUSTER_SECRET",
          .bind = NARAD_FIELD(security.cluster_secret),
          .check = check_cluster_secret,
@@ -950,7 +946,7 @@ const std::vector<Setting>& settings() {
          .env = "NARAD_SECURITY_ALLOW_INSECURE_CLUSTER",
          .bind = NARAD_FIELD(security.allow_insecure_cluster),
          .doc = "Narad's consent to several nodes with security off.",
-         .inert = kNoUsers},
+         .inert = "a cluster with security off is not refused here"},
         {.key = "security.allow_legacy_cluster_auth",
          .env = "NARAD_SECURITY_ALLOW_LEGACY_CLUSTER_AUTH",
          .bind = NARAD_FIELD(security.allow_legacy_cluster_auth),

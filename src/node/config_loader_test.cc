@@ -191,11 +191,10 @@ TEST(ConfigLoaderTest, ANarad32FileLoads) {
     std::set<std::string> inert;
     for (const std::string& line : config.inert) inert.insert(line.substr(0, line.find(':')));
     EXPECT_EQ(inert, (std::set<std::string>{
-                         "http.metrics_unauthenticated", "http.pprof_addr",
-                         "cluster.raft_snapshot_threshold", "cluster.raft_snapshot_interval",
-                         "cluster.raft_trailing_logs", "storage.ingress_wal_prealloc",
-                         "security.allow_plaintext_raft", "security.allow_insecure_cluster",
-                         "security.allow_legacy_cluster_auth"}));
+                         "http.pprof_addr", "cluster.raft_snapshot_threshold",
+                         "cluster.raft_snapshot_interval", "cluster.raft_trailing_logs",
+                         "storage.ingress_wal_prealloc", "security.allow_plaintext_raft",
+                         "security.allow_insecure_cluster", "security.allow_legacy_cluster_auth"}));
     EXPECT_FALSE(apply_config_json(R"({"http":{"max_headers":1}})", config).is_ok());
     ASSERT_TRUE(apply_environment(env_of({{"NARAD_REMOTES_ALLOWED_PORTS", "443, 8443"},
                                           {"NARAD_HTTP_MAX_CONNECTIONS", "0"}}),

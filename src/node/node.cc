@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "api/access.h"
 #include "api/api.h"
 #include "api/in_flight_limits.h"
 #include "api/internal_routes.h"
@@ -14,6 +15,7 @@
 #include "api/produce_gate.h"
 #include "api/request_json.h"
 #include "api/respond.h"
+#include "auth/authenticator.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/periodic.h"
@@ -26,6 +28,7 @@
 #include "net/peer_pool.h"
 #include "node/cluster_runtime.h"
 #include "node/power_cut.h"
+#include "node/root_admin.h"
 #include "node/topic_backend.h"
 #include "queue/offset_committer.h"
 #include "wal/dispatcher.h"
@@ -77,6 +80,27 @@ class Node::Impl {
     ~Impl() { stop(); }
 
     std::function<void()> on_decommissioned_;  // set before start()
+
+    // Tries to seed the root user now, then every 2 s until the cluster has one (a new cluster's
+    // metastore may not take writes yet).
+    void start_root_seeding() {
+        node::RootAdminOptions options{
+            .data_dir = config_.storage.data_dir,
+            .password = config_.security.admin_password,
+            .node_id = config_.cluster.node_id,
+        };
+        root_seeding_ = std::make_unique<PeriodicTask>("root-seed", Millis(2'000), [this, options] {
+            if (root_seeded_.load()) return;
+            Status seeded = node::seed_root_admin(*store_, fs_, clock_, options);
+            if (seeded.is_ok()) {
+                root_seeded_ = true;
+            } else {
+                NARAD_LOG_WARN("root admin not seeded yet: {}", seeded.to_string());
+            }
+        });
+        root_seeding_->start();
+        root_seeding_->run_now();
+    }
 
     Status start() {
         MonoTime boot_started = clock_.now();
@@ -199,8 +223,13 @@ class Node::Impl {
             .node_id = NodeId(config_.cluster.node_id),
             .advertise_addr = config_.http.addr,
             .max_consume_wait = std::chrono::duration_cast<Millis>(config_.http.max_consume_wait),
+            // Ready once started, a controller is known and, with security on, the cluster has
+            // its root user (before that, nobody could sign in).
             .ready =
-                [this] { return ready_.load() && !store_->snapshot()->controller.value().empty(); },
+                [this] {
+                    return ready_.load() && !store_->snapshot()->controller.value().empty() &&
+                           (!config_.security.enabled || root_seeded_.load());
+                },
             .shutting_down = [this] { return shutting_down_.load(); },
             .peers = peers_.get(),
             .liveness = liveness_.get(),
@@ -216,6 +245,13 @@ class Node::Impl {
             .etcd_store = &cluster_->store(),
             .produce_gate = &produce_gate_,
         });
+        if (config_.security.enabled) {
+            authenticator_ = std::make_unique<auth::Authenticator>(*store_, clock_);
+            context_->authenticator = authenticator_.get();
+            router_->set_gate(api::make_auth_gate(*context_, config_.http.metrics_unauthenticated
+                                                                 ? api::MetricsAuth::open
+                                                                 : api::MetricsAuth::required));
+        }
         context_->cluster.min_voters = static_cast<uint32_t>(config_.cluster.min_voters);
         context_->cluster.max_in_flight_moves = static_cast<uint32_t>(config_.move.max_in_flight);
         api::register_routes(*router_, *context_,
@@ -246,6 +282,7 @@ class Node::Impl {
         wal_->start();
         dispatcher_->start();
         maintenance_->start();
+        if (config_.security.enabled) start_root_seeding();
         runner_->start();
         if (cluster_server_) {
             Status cluster_listening = cluster_server_->start();
@@ -286,6 +323,7 @@ class Node::Impl {
         if (server_) server_->stop();
         if (metrics_server_) metrics_server_->stop();
         if (cluster_server_) cluster_server_->stop();
+        if (root_seeding_) root_seeding_->stop();
         if (maintenance_) maintenance_->stop();
         if (blocking_) blocking_->stop();
         if (routing_pool_) routing_pool_->stop();
@@ -702,6 +740,9 @@ class Node::Impl {
     std::unique_ptr<wal::IngressWal> wal_;
     std::unique_ptr<wal::LocalCommitter> committer_;
     std::unique_ptr<api::AuditLog> audit_;
+    std::unique_ptr<auth::Authenticator> authenticator_;
+    std::unique_ptr<PeriodicTask> root_seeding_;  // until the cluster has its root user
+    std::atomic<bool> root_seeded_{false};
     std::unique_ptr<wal::Dispatcher> dispatcher_;
     std::unique_ptr<wal::ProduceService> produce_;
     std::unique_ptr<meta::TopicFrontend> topics_;

@@ -157,13 +157,6 @@ int serve_main(int argc, char** argv) {
     for (const std::string& inert : config->inert) {
         NARAD_LOG_WARN("config: {} (the setting is accepted and has no effect)", inert);
     }
-    if (config->security.enabled) {
-        std::fprintf(stderr,
-                     "narad: security is enabled, but users and authentication are not available "
-                     "in this release; set NARAD_SECURITY_ENABLED=false to run without "
-                     "authentication (or use `narad server start --dev`)\n");
-        return 1;
-    }
     if (const char* spec = std::getenv("NARAD_FAILPOINTS"); spec != nullptr && *spec != '\0') {
         Status armed = failpoint::configure(spec);
         if (!armed.is_ok()) {

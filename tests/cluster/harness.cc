@@ -229,6 +229,10 @@ net::HttpClient NodeProcess::client(std::chrono::milliseconds timeout) const {
     options.port = port_;
     options.request_timeout = timeout;
     options.connect_timeout = std::min(timeout, std::chrono::milliseconds(5000));
+    // A secured node: the harness's own calls (readiness aside) go as its root user.
+    if (auto password = options_.env.find("NARAD_ADMIN_PASSWORD"); password != options_.env.end()) {
+        options.basic_auth = "admin:" + password->second;
+    }
     return net::HttpClient(options);
 }
 

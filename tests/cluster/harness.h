@@ -105,6 +105,7 @@ class NodeProcess {
     // The `narad serve` arguments the next start uses (after the binary).
     std::vector<std::string> serve_args() const;
     // A fresh client for this node (one per thread).
+    // A client of this node's API; as `admin` with the node's NARAD_ADMIN_PASSWORD when it has one.
     net::HttpClient client(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
   private:

@@ -1,0 +1,114 @@
+#include "api/access.h"
+
+#include "api/respond.h"
+#include "auth/authenticator.h"
+
+namespace narad::api {
+
+namespace {
+
+constexpr std::string_view kRealm = "Basic realm=\"narad\"";
+
+net::HttpResponse authentication_required() {
+    net::HttpResponse response = error_response(401, "authentication required");
+    response.headers.emplace_back("WWW-Authenticate", std::string(kRealm));
+    return response;
+}
+
+bool open_path(std::string_view path, MetricsAuth metrics) {
+    return path == "/healthz" || path == "/readyz" ||
+           (path == "/metrics" && metrics == MetricsAuth::open);
+}
+
+// The topic of a route's path and its record, if it exists now.
+const meta::Topic* find_topic(const meta::MetaSnapshot& snapshot, const PathParams& params) {
+    return snapshot->find_topic(params.get("topic"));
+}
+
+}  // namespace
+
+auth::Principal caller_of(const ApiContext& context, const net::HttpRequest& request) {
+    if (context.authenticator == nullptr) return auth::Principal::anyone();
+    meta::MetaSnapshot snapshot = context.store.snapshot();
+    if (const meta::User* user = snapshot->find_user(request.user)) {
+        return auth::Principal::of(*user);
+    }
+    meta::User gone;
+    gone.name = request.user;
+    return auth::Principal::of(gone);
+}
+
+std::string actor_of(const net::HttpRequest& request) {
+    return request.user.empty() ? request.remote_address : request.user;
+}
+
+Router::Gate make_auth_gate(ApiContext& context, MetricsAuth metrics) {
+    ApiContext* c = &context;
+    return [c, metrics](net::HttpRequest request, Router::Route route, net::Responder refuse) {
+        if (c->authenticator == nullptr || open_path(request.path, metrics)) {
+            return route(std::move(request));
+        }
+        auto shared = std::make_shared<net::HttpRequest>(std::move(request));
+        std::optional<std::string_view> header = shared->header("authorization");  // in *shared
+        c->authenticator->authenticate(header, [c, shared, route = std::move(route),
+                                                refuse =
+                                                    std::move(refuse)](auth::AuthResult result) {
+            switch (result.outcome) {
+                case auth::AuthOutcome::ok:
+                    break;
+                case auth::AuthOutcome::unauthorized:
+                    return refuse(authentication_required());
+                case auth::AuthOutcome::throttled:
+                    return refuse(error_response(429, "too many failed authentication attempts"));
+                case auth::AuthOutcome::unavailable: {
+                    net::HttpResponse busy = error_response(
+                        503, "authentication unavailable: too many logins being checked");
+                    busy.headers.emplace_back("Retry-After", "1");
+                    return refuse(std::move(busy));
+                }
+            }
+            shared->user = std::move(result.user);
+            if (shared->path.starts_with("/v1/cluster/") && !caller_of(*c, *shared).admin()) {
+                return refuse(error_response(403, "admin privileges required"));
+            }
+            route(std::move(*shared));
+        });
+    };
+}
+
+RouteHandler needs_grant(ApiContext* c, meta::Action action, RouteHandler handler) {
+    return [c, action, handler = std::move(handler)](net::HttpRequest r, const PathParams& p,
+                                                     net::Responder d) {
+        if (!caller_of(*c, r).allowed(action, p.get("topic"))) {
+            return d(error_response(
+                403, std::string(meta::action_name(action)) + " not allowed on this topic"));
+        }
+        handler(std::move(r), p, std::move(d));
+    };
+}
+
+RouteHandler needs_read(ApiContext* c, RouteHandler handler) {
+    return [c, handler = std::move(handler)](net::HttpRequest r, const PathParams& p,
+                                             net::Responder d) {
+        meta::MetaSnapshot snapshot = c->store.snapshot();
+        const meta::Topic* topic = find_topic(snapshot, p);
+        if (topic != nullptr && !caller_of(*c, r).can_read(topic->name, topic->owner)) {
+            return d(error_response(403, "no grant on this topic"));
+        }
+        handler(std::move(r), p, std::move(d));
+    };
+}
+
+RouteHandler needs_manage(ApiContext* c, RouteHandler handler) {
+    return [c, handler = std::move(handler)](net::HttpRequest r, const PathParams& p,
+                                             net::Responder d) {
+        meta::MetaSnapshot snapshot = c->store.snapshot();
+        const meta::Topic* topic = find_topic(snapshot, p);
+        if (topic != nullptr && !caller_of(*c, r).can_manage(topic->owner)) {
+            return d(error_response(403, "only the topic owner or an admin may modify this topic"));
+        }
+        handler(std::move(r), p, std::move(d));
+    };
+}
+
+}  // namespace narad::api

@@ -1,0 +1,517 @@
+// Security on a real node (the default of `narad serve`): Basic authentication on every route but
+// the health checks, Narad's grant, ownership, root and self rules, the failed-login throttle,
+// the audit trail, and root seeding with a generated password; then the same rules across a
+// 3-node cluster, where users live in the shared metastore and topic writes are forwarded.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cluster/harness.h"
+
+namespace narad::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr const char* kRootPassword = "root-pw-for-tests";
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+NodeOptions secured(std::string password = kRootPassword) {
+    NodeOptions options;
+    options.env["NARAD_SECURITY_ENABLED"] = "true";
+    if (!password.empty()) options.env["NARAD_ADMIN_PASSWORD"] = password;
+    return options;
+}
+
+// One request as `credentials` ("user:password"; empty sends none).
+struct Answer {
+    int status = 0;
+    std::string body;
+    net::Headers headers;
+    json parsed() const { return json::parse(body, nullptr, false); }
+    std::string error() const {
+        json j = parsed();
+        return j.is_object() ? j.value("error", "") : "";
+    }
+    std::optional<std::string> header(std::string_view name) const {
+        for (const auto& [key, value] : headers) {
+            if (key.size() != name.size()) continue;
+            bool same = true;
+            for (size_t i = 0; i < key.size(); ++i) {
+                same = same && std::tolower(static_cast<unsigned char>(key[i])) ==
+                                   std::tolower(static_cast<unsigned char>(name[i]));
+            }
+            if (same) return value;
+        }
+        return std::nullopt;
+    }
+};
+
+Answer call(const NodeProcess& node, const std::string& credentials, std::string_view method,
+            std::string_view target, std::string_view body = {}, const net::Headers& headers = {}) {
+    net::ClientOptions options;
+    options.port = node.port();
+    options.basic_auth = credentials;
+    net::HttpClient client(options);
+    auto response =
+        client.request(method, target, body, body.empty() ? "" : "application/json", headers);
+    EXPECT_TRUE(response.is_ok()) << response.status().to_string();
+    if (!response.is_ok()) return {};
+    return {response->status, response->body, response->headers};
+}
+
+std::string root() { return std::string("admin:") + kRootPassword; }
+
+void add_user(const NodeProcess& node, const std::string& name, const std::string& password,
+              const std::string& grants_json, const std::string& as = root()) {
+    Answer created = call(node, as, "POST", "/v1/users",
+                          R"({"username":")" + name + R"(","password":")" + password +
+                              R"(","grants":)" + grants_json + "}");
+    ASSERT_EQ(created.status, 201) << created.body;
+}
+
+void make_topic(const NodeProcess& node, const std::string& credentials, const std::string& name) {
+    Answer created = call(node, credentials, "POST", "/v1/topics", R"({"name":")" + name + R"("})");
+    ASSERT_EQ(created.status, 201) << created.body;
+}
+
+class SecurityTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        dir_ = new TempDir();
+        node_ = new NodeProcess(dir_->path() + "/data", secured());
+        node_->start();
+    }
+    static void TearDownTestSuite() {
+        EXPECT_EQ(node_->stop(), 0);
+        delete node_;
+        delete dir_;
+    }
+    static const NodeProcess& node() { return *node_; }
+    static std::string data_dir() { return dir_->path() + "/data"; }
+
+    static TempDir* dir_;
+    static NodeProcess* node_;
+};
+
+TempDir* SecurityTest::dir_ = nullptr;
+NodeProcess* SecurityTest::node_ = nullptr;
+
+TEST_F(SecurityTest, EveryRouteButTheHealthChecksNeedsCredentials) {
+    EXPECT_EQ(call(node(), "", "GET", "/healthz").status, 200);
+    EXPECT_EQ(call(node(), "", "GET", "/readyz").status, 200);
+    for (const char* target : {"/v1/topics", "/v1/users", "/metrics", "/v1/cluster/members",
+                               "/v1/topics/x/consume", "/no/such/route"}) {
+        for (const std::string& credentials :
+             {std::string(), std::string("admin:wrong"), std::string("nobody:x")}) {
+            Answer refused = call(node(), credentials, "GET", target);
+            EXPECT_EQ(refused.status, 401) << target << " " << credentials;
+            EXPECT_EQ(refused.header("WWW-Authenticate").value_or(""), "Basic realm=\"narad\"");
+            EXPECT_EQ(refused.error(), "authentication required");
+        }
+    }
+    // A header that is not Basic, or not base64, is no credentials at all.
+    for (const char* header : {"Bearer abc", "Basic !!!", "Basic YWRtaW4="}) {
+        EXPECT_EQ(call(node(), "", "GET", "/v1/topics", {}, {{"Authorization", header}}).status,
+                  401)
+            << header;
+    }
+    EXPECT_EQ(call(node(), root(), "GET", "/metrics").status, 200);
+    EXPECT_EQ(call(node(), root(), "GET", "/no/such/route").status, 404);
+}
+
+TEST_F(SecurityTest, TheRootUserIsSeededAndCannotBeRemovedOrDemoted) {
+    Answer listed = call(node(), root(), "GET", "/v1/users/admin");
+    ASSERT_EQ(listed.status, 200) << listed.body;
+    json admin = listed.parsed();
+    EXPECT_EQ(admin.value("username", ""), "admin");
+    EXPECT_TRUE(admin.value("root", false));
+    EXPECT_FALSE(admin.contains("grants"));
+    EXPECT_FALSE(admin.contains("password_hash"));
+    EXPECT_GT(admin.value("created_at_ms", int64_t{0}), 0);
+
+    add_user(node(), "ops", "ops-pw", R"([{"action":"admin"}])");
+    const std::string ops = "ops:ops-pw";
+    Answer deleted = call(node(), ops, "DELETE", "/v1/users/admin");
+    EXPECT_EQ(deleted.status, 403);
+    EXPECT_EQ(deleted.error(), "the root admin cannot be deleted");
+    Answer demoted = call(node(), ops, "PUT", "/v1/users/admin/grants", R"({"grants":[]})");
+    EXPECT_EQ(demoted.status, 403);
+    EXPECT_EQ(demoted.error(), "the root admin's grants are immutable");
+    Answer root_password =
+        call(node(), ops, "PUT", "/v1/users/admin/password", R"({"new_password":"x"})");
+    EXPECT_EQ(root_password.status, 403);
+    EXPECT_EQ(root_password.error(), "only the root admin may change the root password");
+    EXPECT_EQ(call(node(), root(), "GET", "/v1/topics").status, 200) << "root still signs in";
+}
+
+TEST_F(SecurityTest, GrantsDecideProduceConsumeAndCreate) {
+    add_user(node(), "writer", "w-pw",
+             R"([{"action":"produce","patterns":["orders-*"]},)"
+             R"({"action":"create","patterns":["orders-*"]},)"
+             R"({"action":"consume","patterns":["audit"]}])");
+    const std::string writer = "writer:w-pw";
+    make_topic(node(), writer, "orders-eu");
+    make_topic(node(), root(), "audit");
+
+    Answer other = call(node(), writer, "POST", "/v1/topics", R"({"name":"billing"})");
+    EXPECT_EQ(other.status, 403);
+    EXPECT_EQ(other.error(), "create not allowed on this topic");
+
+    EXPECT_EQ(call(node(), writer, "POST", "/v1/topics/orders-eu/produce", R"({"n":1})").status,
+              202);
+    Answer batch = call(node(), writer, "POST", "/v1/topics/audit/produce/batch",
+                        R"({"messages":[{"payload":"x"}]})");
+    EXPECT_EQ(batch.status, 403);
+    EXPECT_EQ(batch.error(), "produce not allowed on this topic");
+    Answer consume = call(node(), writer, "GET", "/v1/topics/orders-eu/consume");
+    EXPECT_EQ(consume.status, 403);
+    EXPECT_EQ(consume.error(), "consume not allowed on this topic");
+    Answer ack = call(node(), writer, "POST", "/v1/topics/orders-eu/ack?receipt_handle=x");
+    EXPECT_EQ(ack.status, 403);
+    EXPECT_EQ(ack.error(), "consume not allowed on this topic");
+    Answer replay =
+        call(node(), writer, "GET", "/v1/topics/orders-eu/consume?partition=0&offset=0");
+    EXPECT_EQ(replay.status, 403) << "replay is a consume";
+
+    // Consume on "audit" covers consume and ack there, and nothing more.
+    EXPECT_EQ(call(node(), root(), "POST", "/v1/topics/audit/produce", R"("m")").status, 202);
+    Answer got;
+    ASSERT_TRUE(eventually([&] {
+        got = call(node(), writer, "GET", "/v1/topics/audit/consume?wait=1s");
+        return got.status == 200;
+    }));
+    std::string receipt = got.parsed().value("receipt_handle", "");
+    ASSERT_FALSE(receipt.empty()) << got.body;
+    EXPECT_EQ(call(node(), writer, "POST", "/v1/topics/audit/ack?receipt_handle=" + receipt).status,
+              204);
+    EXPECT_EQ(call(node(), writer, "POST", "/v1/topics/audit/produce", R"("m")").status, 403);
+}
+
+TEST_F(SecurityTest, TheCreatorOwnsItsTopicAndOthersCannotChangeIt) {
+    add_user(node(), "maker", "m-pw", R"([{"action":"create","patterns":["maker-*"]}])");
+    add_user(node(), "reader", "r-pw", R"([{"action":"consume","patterns":["maker-*"]}])");
+    const std::string maker = "maker:m-pw";
+    const std::string reader = "reader:r-pw";
+    // An owner named in the body is ignored: the caller owns what it creates.
+    Answer created =
+        call(node(), maker, "POST", "/v1/topics", R"({"name":"maker-a","owner":"reader"})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    EXPECT_EQ(created.parsed().value("owner", ""), "maker");
+    make_topic(node(), maker, "maker-b");
+
+    // Ownership manages and reads; it does not produce.
+    EXPECT_EQ(call(node(), maker, "GET", "/v1/topics/maker-a").status, 200);
+    EXPECT_EQ(
+        call(node(), maker, "PATCH", "/v1/topics/maker-a", R"({"retention_ms":7200000})").status,
+        200);
+    EXPECT_EQ(call(node(), maker, "POST", "/v1/topics/maker-a/produce", R"("m")").status, 403);
+
+    // A consumer reads it and cannot change or delete it.
+    EXPECT_EQ(call(node(), reader, "GET", "/v1/topics/maker-a").status, 200);
+    EXPECT_EQ(call(node(), reader, "GET", "/v1/topics/maker-a/schema").status, 200);
+    for (auto [method, body] :
+         {std::pair<const char*, const char*>{"PATCH", R"({"partitions":4})"}, {"DELETE", ""}}) {
+        Answer refused = call(node(), reader, method, "/v1/topics/maker-a", body);
+        EXPECT_EQ(refused.status, 403) << method;
+        EXPECT_EQ(refused.error(), "only the topic owner or an admin may modify this topic");
+    }
+    EXPECT_EQ(call(node(), maker, "DELETE", "/v1/topics/maker-a").status, 204);
+    // An admin manages every topic.
+    EXPECT_EQ(call(node(), root(), "DELETE", "/v1/topics/maker-b").status, 204);
+}
+
+TEST_F(SecurityTest, TopicReadsNeedAGrantAndTheListIsFiltered) {
+    add_user(node(), "lister", "l-pw", R"([{"action":"produce","patterns":["seen-*"]}])");
+    const std::string lister = "lister:l-pw";
+    for (const char* name : {"hidden-1", "seen-1", "zz-hidden"}) make_topic(node(), root(), name);
+    Answer hidden = call(node(), lister, "GET", "/v1/topics/hidden-1");
+    EXPECT_EQ(hidden.status, 403);
+    EXPECT_EQ(hidden.error(), "no grant on this topic");
+    EXPECT_EQ(call(node(), lister, "GET", "/v1/topics/hidden-1/schema").status, 403);
+    EXPECT_EQ(call(node(), lister, "GET", "/v1/topics/no-such-topic").status, 404);
+
+    std::vector<std::string> names;
+    std::string token;
+    int pages = 0;
+    do {
+        Answer page = call(node(), lister, "GET", "/v1/topics?limit=1&page_token=" + token);
+        ASSERT_EQ(page.status, 200) << page.body;
+        json body = page.parsed();
+        for (const json& topic : body["topics"]) names.push_back(topic.value("name", ""));
+        token = body.value("next_page_token", "");
+        ASSERT_LT(++pages, 100);
+    } while (!token.empty());
+    EXPECT_EQ(names, std::vector<std::string>{"seen-1"});
+    EXPECT_GT(pages, 1) << "pages are cut before they are filtered";
+}
+
+TEST_F(SecurityTest, ClusterRoutesAreAnAdminsAlone) {
+    add_user(node(), "plain", "p-pw", R"([{"action":"consume","patterns":["*"]}])");
+    add_user(node(), "operator", "o-pw", R"([{"action":"admin"}])");
+    for (const char* target : {"/v1/cluster/members", "/v1/cluster/status", "/v1/cluster/moves"}) {
+        Answer refused = call(node(), "plain:p-pw", "GET", target);
+        EXPECT_EQ(refused.status, 403) << target;
+        EXPECT_EQ(refused.error(), "admin privileges required");
+        EXPECT_EQ(call(node(), "operator:o-pw", "GET", target).status, 200) << target;
+    }
+    Answer decommission =
+        call(node(), "plain:p-pw", "POST", "/v1/cluster/members/n1/decommission?dry_run=true");
+    EXPECT_EQ(decommission.status, 403);
+}
+
+TEST_F(SecurityTest, UserRoutesFollowNaradsRules) {
+    add_user(node(), "clerk", "c-pw", R"([{"action":"consume","patterns":["*"]}])");
+    add_user(node(), "boss", "b-pw", R"([{"action":"admin"}])");
+    const std::string clerk = "clerk:c-pw";
+    const std::string boss = "boss:b-pw";
+    for (auto [method, target] : {std::pair<const char*, const char*>{"GET", "/v1/users"},
+                                  {"GET", "/v1/users/boss"},
+                                  {"DELETE", "/v1/users/boss"}}) {
+        Answer refused = call(node(), clerk, method, target);
+        EXPECT_EQ(refused.status, 403) << method << " " << target;
+        EXPECT_EQ(refused.error(), "admin privileges required");
+    }
+    struct Bad {
+        std::string body;
+        std::string error;
+    };
+    for (const Bad& bad : std::vector<Bad>{
+             {R"({"username":"a/b","password":"x"})", "username must match ^[A-Za-z0-9._-]{1,64}$"},
+             {R"({"username":"..","password":"x"})", "username must not be \"..\""},
+             {R"({"username":"u1","password":""})", "password required"},
+             {R"({"username":"u1","password":")" + std::string(73, 'p') + "\"}",
+              "password must be at most 72 bytes"},
+             {R"({"username":"u1","password":"x","grants":[{"action":"root"}]})",
+              "unknown grant action \"root\""},
+             {R"({"username":"u1","password":"x","grants":[{"action":"admin","patterns":["a"]}]})",
+              "admin grants are global and must not carry patterns"},
+             {R"({"username":"u1","password":"x","grants":[{"action":"produce"}]})",
+              "grant \"produce\" requires at least one topic pattern"},
+             {R"({"username":"u1","password":"x","extra":1})",
+              "invalid json: json: unknown field \"extra\""},
+         }) {
+        Answer refused = call(node(), root(), "POST", "/v1/users", bad.body);
+        EXPECT_EQ(refused.status, 400) << bad.body;
+        EXPECT_EQ(refused.error(), bad.error) << bad.body;
+    }
+    EXPECT_EQ(call(node(), root(), "GET", "/v1/users/u1").status, 404) << "nothing was created";
+    Answer twice =
+        call(node(), root(), "POST", "/v1/users", R"({"username":"clerk","password":"x"})");
+    EXPECT_EQ(twice.status, 409);
+
+    // Only root confers admin; an admin confers the rest, even what it does not hold itself.
+    Answer escalate = call(node(), boss, "POST", "/v1/users",
+                           R"({"username":"boss2","password":"x","grants":[{"action":"admin"}]})");
+    EXPECT_EQ(escalate.status, 403);
+    EXPECT_EQ(escalate.error(), "cannot grant permissions you do not hold");
+    Answer delegated = call(node(), boss, "PUT", "/v1/users/clerk/grants",
+                            R"({"grants":[{"action":"produce","patterns":["x*"]}]})");
+    ASSERT_EQ(delegated.status, 200) << delegated.body;
+    EXPECT_EQ(delegated.parsed()["grants"],
+              json::parse(R"([{"action":"produce","patterns":["x*"]}])"));
+    Answer self = call(node(), boss, "PUT", "/v1/users/boss/grants", R"({"grants":[]})");
+    EXPECT_EQ(self.status, 403);
+    EXPECT_EQ(self.error(), "cannot modify your own grants");
+    Answer self_delete = call(node(), boss, "DELETE", "/v1/users/boss");
+    EXPECT_EQ(self_delete.status, 403);
+    EXPECT_EQ(self_delete.error(), "cannot delete your own account");
+    EXPECT_EQ(call(node(), root(), "PUT", "/v1/users/nobody/grants", R"({"grants":[]})").status,
+              404);
+    EXPECT_EQ(call(node(), root(), "PUT", "/v1/users/clerk/grants", R"({})").status, 400);
+
+    // A deleted user can no longer sign in.
+    EXPECT_EQ(call(node(), clerk, "GET", "/v1/topics").status, 200);
+    EXPECT_EQ(call(node(), boss, "DELETE", "/v1/users/clerk").status, 204);
+    EXPECT_EQ(call(node(), clerk, "GET", "/v1/topics").status, 401);
+}
+
+TEST_F(SecurityTest, PasswordsChangeByTheirOwnerOrAnAdmin) {
+    add_user(node(), "pat", "old-pw", R"([{"action":"consume","patterns":["*"]}])");
+    add_user(node(), "sam", "sam-pw", R"([{"action":"consume","patterns":["*"]}])");
+    const std::string target = "/v1/users/pat/password";
+    Answer no_proof = call(node(), "pat:old-pw", "PUT", target, R"({"new_password":"new-pw"})");
+    EXPECT_EQ(no_proof.status, 403);
+    EXPECT_EQ(no_proof.error(), "current password is incorrect");
+    EXPECT_EQ(call(node(), "pat:old-pw", "PUT", target,
+                   R"({"new_password":"new-pw","current_password":"guess"})")
+                  .status,
+              403);
+    Answer other = call(node(), "sam:sam-pw", "PUT", target, R"({"new_password":"mine"})");
+    EXPECT_EQ(other.status, 403);
+    EXPECT_EQ(other.error(), "admin required");
+    Answer empty = call(node(), "pat:old-pw", "PUT", target, R"({"new_password":""})");
+    EXPECT_EQ(empty.status, 400);
+    EXPECT_EQ(empty.error(), "new_password required");
+    Answer long_one = call(node(), "pat:old-pw", "PUT", target,
+                           R"({"new_password":")" + std::string(73, 'x') + "\"}");
+    EXPECT_EQ(long_one.status, 400);
+
+    EXPECT_EQ(call(node(), "pat:old-pw", "PUT", target,
+                   R"({"new_password":"new-pw","current_password":"old-pw"})")
+                  .status,
+              204);
+    EXPECT_EQ(call(node(), "pat:old-pw", "GET", "/v1/topics").status, 401);
+    EXPECT_EQ(call(node(), "pat:new-pw", "GET", "/v1/topics").status, 200);
+    // The grants are untouched by the password change.
+    EXPECT_EQ(call(node(), root(), "GET", "/v1/users/pat").parsed()["grants"],
+              json::parse(R"([{"action":"consume","patterns":["*"]}])"));
+    // An admin resets without the old password.
+    EXPECT_EQ(call(node(), root(), "PUT", target, R"({"new_password":"reset-pw"})").status, 204);
+    EXPECT_EQ(call(node(), "pat:reset-pw", "GET", "/v1/topics").status, 200);
+}
+
+TEST_F(SecurityTest, WrongPasswordsThrottleThatUserOnly) {
+    add_user(node(), "target", "t-pw", R"([{"action":"consume","patterns":["*"]}])");
+    add_user(node(), "bystander", "b-pw", R"([{"action":"consume","patterns":["*"]}])");
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(call(node(), "target:guess" + std::to_string(i), "GET", "/v1/topics").status,
+                  401);
+    }
+    Answer throttled = call(node(), "target:guess5", "GET", "/v1/topics");
+    EXPECT_EQ(throttled.status, 429);
+    EXPECT_EQ(throttled.error(), "too many failed authentication attempts");
+    EXPECT_EQ(call(node(), "target:t-pw", "GET", "/v1/topics").status, 429)
+        << "the right password waits too: the throttle tells a guesser nothing";
+    EXPECT_EQ(call(node(), "bystander:b-pw", "GET", "/v1/topics").status, 200);
+}
+
+TEST_F(SecurityTest, UserChangesAreAuditedWithoutSecrets) {
+    const std::string password = "audit-secret-pw";
+    add_user(node(), "audited", password, R"([{"action":"consume","patterns":["*"]}])");
+    EXPECT_EQ(call(node(), root(), "PUT", "/v1/users/audited/grants",
+                   R"({"grants":[{"action":"admin"}]})")
+                  .status,
+              200);
+    EXPECT_EQ(
+        call(node(), "audited:" + password, "PUT", "/v1/users/admin/grants", R"({"grants":[]})")
+            .status,
+        403);
+    EXPECT_EQ(call(node(), root(), "DELETE", "/v1/users/audited").status, 204);
+
+    std::string trail = read_file(data_dir() + "/audit.log");
+    std::vector<json> lines;
+    std::istringstream in(trail);
+    for (std::string line; std::getline(in, line);) {
+        json entry = json::parse(line, nullptr, false);
+        if (entry.is_object() && entry.value("target", "") == "audited") lines.push_back(entry);
+        if (entry.is_object() && entry.value("actor", "") == "audited") lines.push_back(entry);
+    }
+    ASSERT_EQ(lines.size(), 4u) << trail;
+    EXPECT_EQ(lines[0].value("event", ""), "user.create");
+    EXPECT_EQ(lines[0].value("actor", ""), "admin");
+    EXPECT_EQ(lines[0].value("outcome", ""), "ok");
+    EXPECT_EQ(lines[0].value("status", 0), 201);
+    EXPECT_EQ(lines[1].value("event", ""), "user.grants");
+    EXPECT_EQ(lines[2].value("event", ""), "user.grants");
+    EXPECT_EQ(lines[2].value("actor", ""), "audited");
+    EXPECT_EQ(lines[2].value("outcome", ""), "denied");
+    EXPECT_EQ(lines[3].value("event", ""), "user.delete");
+    EXPECT_EQ(trail.find(password), std::string::npos) << "a password reached the audit log";
+    EXPECT_EQ(trail.find("$argon2"), std::string::npos) << "a hash reached the audit log";
+    EXPECT_EQ(read_file(node_->log_path()).find(password), std::string::npos);
+}
+
+TEST(SecuritySeedTest, AGeneratedRootPasswordGoesToAPrivateFileAndNeverToTheLog) {
+    TempDir dir;
+    NodeProcess node(dir.path() + "/data", secured(/*password=*/""));
+    node.start();
+    std::string path = dir.path() + "/data/admin-password";
+    std::string password;
+    ASSERT_TRUE(eventually([&] {
+        password = read_file(path);
+        return !password.empty();
+    }));
+    ASSERT_EQ(password.back(), '\n');
+    password.pop_back();
+    EXPECT_EQ(password.size(), 24u);
+    struct stat info {};
+    ASSERT_EQ(::stat(path.c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0600u);
+    EXPECT_EQ(call(node, "admin:" + password, "GET", "/v1/users").status, 200);
+    std::string log = read_file(node.log_path());
+    EXPECT_EQ(log.find(password), std::string::npos) << "the generated password was logged";
+    EXPECT_NE(log.find("seeded root admin with a generated password"), std::string::npos);
+
+    // A restart keeps the root user and writes no second password.
+    ASSERT_EQ(node.stop(), 0);
+    node.start();
+    EXPECT_EQ(call(node, "admin:" + password, "GET", "/v1/users").status, 200);
+    EXPECT_FALSE(std::ifstream(dir.path() + "/data/admin-password.pending").good());
+    EXPECT_EQ(node.stop(), 0);
+}
+
+TEST(SecuritySeedTest, MetricsCanBeOpenedToScrapersWithoutCredentials) {
+    TempDir dir;
+    NodeOptions options = secured();
+    options.env["NARAD_HTTP_METRICS_UNAUTHENTICATED"] = "true";
+    NodeProcess node(dir.path() + "/data", options);
+    node.start();
+    EXPECT_EQ(call(node, "", "GET", "/metrics").status, 200);
+    EXPECT_EQ(call(node, "", "GET", "/v1/topics").status, 401);
+    EXPECT_EQ(node.stop(), 0);
+}
+
+// Users live in the shared metastore: one made through any node signs in on every node, a topic
+// created through a node that is not the controller is owned by its caller, and a grant change
+// takes effect everywhere.
+TEST(SecurityClusterTest, UsersAndGrantsHoldOnEveryNode) {
+    ClusterOptions options;
+    options.nodes = 3;
+    options.env["NARAD_SECURITY_ENABLED"] = "true";
+    options.env["NARAD_ADMIN_PASSWORD"] = kRootPassword;
+    Cluster cluster(options);
+    cluster.start();
+    std::string controller = cluster.controller_seen_by(1);
+    int writer_node = 0;
+    for (int i = 1; i <= 3; ++i) {
+        if (cluster.node(i).node_id() != controller) writer_node = i;
+    }
+    ASSERT_NE(writer_node, 0);
+    add_user(
+        cluster.node(1), "dev", "dev-pw",
+        R"([{"action":"create","patterns":["dev-*"]},{"action":"produce","patterns":["dev-*"]}])");
+    for (int i = 1; i <= 3; ++i) {
+        EXPECT_TRUE(eventually(
+            [&] { return call(cluster.node(i), "dev:dev-pw", "GET", "/v1/topics").status == 200; },
+            seconds(10)))
+            << "node " << i;
+        EXPECT_EQ(call(cluster.node(i), "dev:dev-pw", "GET", "/v1/cluster/members").status, 403);
+    }
+    Answer created = call(cluster.node(writer_node), "dev:dev-pw", "POST", "/v1/topics",
+                          R"({"name":"dev-orders"})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    EXPECT_EQ(created.parsed().value("owner", ""), "dev") << "the forwarded create kept its caller";
+    Answer refused = call(cluster.node(writer_node), "dev:dev-pw", "POST", "/v1/topics",
+                          R"({"name":"prod-orders"})");
+    EXPECT_EQ(refused.status, 403) << refused.body;
+    EXPECT_EQ(call(cluster.node(3), "dev:dev-pw", "POST", "/v1/topics/dev-orders/produce", "\"m\"")
+                  .status,
+              202);
+    ASSERT_EQ(
+        call(cluster.node(2), root(), "PUT", "/v1/users/dev/grants", R"({"grants":[]})").status,
+        200);
+    for (int i = 1; i <= 3; ++i) {
+        EXPECT_TRUE(eventually(
+            [&] {
+                return call(cluster.node(i), "dev:dev-pw", "POST", "/v1/topics/dev-orders/produce",
+                            "\"m\"")
+                           .status == 403;
+            },
+            seconds(10)))
+            << "node " << i;
+    }
+}
+
+}  // namespace
+}  // namespace narad::testing
