@@ -1,5 +1,7 @@
 #include "cli/admin.h"
 
+#include <algorithm>
+
 #include "cli/text.h"
 
 namespace narad::cli {
@@ -43,6 +45,44 @@ Result<nlohmann::json> parse_grants(const std::vector<std::string>& specs) {
         out.push_back(std::move(grant));
     }
     return out;
+}
+
+Result<nlohmann::json> revoke_grants(const nlohmann::json& current, const nlohmann::json& revoked) {
+    nlohmann::json kept = current.is_array() ? current : nlohmann::json::array();
+    bool removed_any = false;
+    for (const nlohmann::json& spec : revoked) {
+        const std::string action = spec.value("action", "");
+        const bool whole = !spec.contains("patterns");
+        nlohmann::json next = nlohmann::json::array();
+        for (nlohmann::json grant : kept) {
+            if (grant.value("action", "") != action) {
+                next.push_back(std::move(grant));
+                continue;
+            }
+            if (whole) {
+                removed_any = true;
+                continue;
+            }
+            nlohmann::json patterns = nlohmann::json::array();
+            for (const nlohmann::json& pattern : grant.value("patterns", nlohmann::json::array())) {
+                bool named = std::find(spec["patterns"].begin(), spec["patterns"].end(), pattern) !=
+                             spec["patterns"].end();
+                if (named) {
+                    removed_any = true;
+                } else {
+                    patterns.push_back(pattern);
+                }
+            }
+            if (patterns.empty()) continue;
+            grant["patterns"] = std::move(patterns);
+            next.push_back(std::move(grant));
+        }
+        kept = std::move(next);
+    }
+    if (!removed_any) {
+        return Status(Errc::invalid_argument, "the user holds none of the grants named");
+    }
+    return kept;
 }
 
 }  // namespace narad::cli

@@ -1,6 +1,6 @@
-// `narad user add|grant|ls|rm` and `narad cluster members|moves|decommission`: thin HTTP calls,
-// the live view of `cluster moves --watch` (its loop is moves_watch.h) and the progress of
-// `cluster decommission --wait` (decommission_wait.h).
+// `narad user add|grant|revoke|passwd|ls|rm` and `narad cluster members|moves|decommission`: thin
+// HTTP calls, the live view of `cluster moves --watch` (its loop is moves_watch.h) and the progress
+// of `cluster decommission --wait` (decommission_wait.h).
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -21,6 +21,9 @@ namespace {
 struct AdminFlags {
     std::vector<std::string> args;
     std::string password;
+    bool password_stdin = false;
+    std::string current_password;
+    bool current_password_stdin = false;
     std::vector<std::string> grants;
     bool cancel = false;
     bool dry_run = false;
@@ -68,14 +71,27 @@ void register_user(CommandTree& tree) {
     {
         auto f = std::make_shared<AdminFlags>();
         CLI::App* cmd = tree.add(user, "add", "create a user");
-        cmd->add_option("--user-password", f->password, "the new user's password (required)");
+        cmd->add_option("--user-password", f->password,
+                        "the new user's password (visible in ps; prefer --user-password-stdin)");
+        cmd->add_flag("--user-password-stdin", f->password_stdin,
+                      "read the new user's password from the first line of stdin");
         cmd->add_option("--grant", f->grants,
                         "grant as action:pattern[,pattern] \xe2\x80\x94 e.g. --grant "
                         "\"produce:orders-*\" (actions: produce, consume, create, admin)")
             ->allow_extra_args(false);
         tree.set_action(cmd, f, ArgRule::exact(1), [f, cmd, &env]() -> Status {
-            if (cmd->count("--user-password") == 0) {
-                return Status(Errc::invalid_argument, "required flag(s) \"user-password\" not set");
+            bool given = cmd->count("--user-password") > 0;
+            if (given == f->password_stdin) {
+                return Status(Errc::invalid_argument,
+                              given ? "--user-password and --user-password-stdin are mutually "
+                                      "exclusive"
+                                    : "one of --user-password or --user-password-stdin is "
+                                      "required");
+            }
+            if (f->password_stdin) {
+                NARAD_RETURN_IF_ERROR(env.claim_stdin("--user-password-stdin"));
+                NARAD_ASSIGN_OR_RETURN(f->password,
+                                       read_password_line(env.in, "--user-password-stdin"));
             }
             NARAD_ASSIGN_OR_RETURN(nlohmann::json grants, parse_grants(f->grants));
             nlohmann::json body = {{"username", f->args[0]}, {"password", f->password}};
@@ -95,6 +111,79 @@ void register_user(CommandTree& tree) {
             return send_and_print(*api, env.output.out, "PUT",
                                   "/v1/users/" + path_escape(f->args[0]) + "/grants",
                                   nlohmann::json{{"grants", grants}});
+        });
+    }
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(user, "revoke", "take grants from a user, keeping the others");
+        cmd->add_option("--grant", f->grants,
+                        "what to take, as action[:pattern[,pattern]]: a bare action takes all of "
+                        "it; repeatable")
+            ->allow_extra_args(false);
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
+            if (f->grants.empty()) {
+                return Status(Errc::invalid_argument, "name what to revoke with --grant");
+            }
+            NARAD_ASSIGN_OR_RETURN(nlohmann::json revoked, parse_grants(f->grants));
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            const std::string path = "/v1/users/" + path_escape(f->args[0]);
+            NARAD_ASSIGN_OR_RETURN(net::HttpResponse read, send_json(*api, "GET", path));
+            nlohmann::json user = nlohmann::json::parse(read.body, nullptr, false);
+            if (!user.is_object()) {
+                return Status(Errc::internal, "the node answered a user that is not JSON");
+            }
+            NARAD_ASSIGN_OR_RETURN(
+                nlohmann::json kept,
+                revoke_grants(user.value("grants", nlohmann::json::array()), revoked));
+            return send_and_print(*api, env.output.out, "PUT", path + "/grants",
+                                  nlohmann::json{{"grants", kept}});
+        });
+    }
+    {
+        auto f = std::make_shared<AdminFlags>();
+        CLI::App* cmd = tree.add(user, "passwd",
+                                 "change a user's password (an admin resets any; a user changes "
+                                 "its own with --current-password)");
+        cmd->add_option("--new-password", f->password,
+                        "the new password (visible in ps; prefer --new-password-stdin)");
+        cmd->add_flag("--new-password-stdin", f->password_stdin,
+                      "read the new password from stdin (its second line when "
+                      "--current-password-stdin reads the first)");
+        cmd->add_option("--current-password", f->current_password,
+                        "the password being replaced, when changing your own without admin");
+        cmd->add_flag("--current-password-stdin", f->current_password_stdin,
+                      "read the password being replaced from the first line of stdin");
+        tree.set_action(cmd, f, ArgRule::exact(1), [f, cmd, &env]() -> Status {
+            bool given = cmd->count("--new-password") > 0;
+            if (given == f->password_stdin) {
+                return Status(Errc::invalid_argument,
+                              given ? "--new-password and --new-password-stdin are mutually "
+                                      "exclusive"
+                                    : "one of --new-password or --new-password-stdin is required");
+            }
+            if (cmd->count("--current-password") > 0 && f->current_password_stdin) {
+                return Status(Errc::invalid_argument,
+                              "--current-password and --current-password-stdin are mutually "
+                              "exclusive");
+            }
+            if (f->password_stdin || f->current_password_stdin) {
+                NARAD_RETURN_IF_ERROR(env.claim_stdin("the passwords of user passwd"));
+            }
+            if (f->current_password_stdin) {
+                NARAD_ASSIGN_OR_RETURN(f->current_password,
+                                       read_password_line(env.in, "--current-password-stdin"));
+            }
+            if (f->password_stdin) {
+                NARAD_ASSIGN_OR_RETURN(f->password,
+                                       read_password_line(env.in, "--new-password-stdin"));
+            }
+            nlohmann::json body = {{"new_password", f->password}};
+            if (!f->current_password.empty()) body["current_password"] = f->current_password;
+            NARAD_ASSIGN_OR_RETURN(auto api, env.api());
+            NARAD_RETURN_IF_ERROR(send_silent(
+                *api, "PUT", "/v1/users/" + path_escape(f->args[0]) + "/password", body));
+            env.output.out << "password of " << go_quote(f->args[0]) << " changed\n";
+            return Status::ok();
         });
     }
     {

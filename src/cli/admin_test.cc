@@ -24,5 +24,20 @@ TEST(ParseGrants, RejectsUnknownAction) {
               "unknown action \"\" in grant \"\" (want produce|consume|create|admin)");
 }
 
+// Rule: a revoke takes the named patterns (or a whole action) and keeps everything else in order;
+// a grant left without patterns goes; naming nothing held is an error.
+TEST(RevokeGrants, TakesOnlyWhatIsNamed) {
+    nlohmann::json held =
+        nlohmann::json::parse(R"([{"action":"produce","patterns":["a","b"]},{"action":"admin"},)"
+                              R"({"action":"consume","patterns":["c"]}])");
+    auto kept = revoke_grants(held, *parse_grants({"produce:b", "consume:c"}));
+    ASSERT_TRUE(kept.is_ok());
+    EXPECT_EQ(kept->dump(), R"([{"action":"produce","patterns":["a"]},{"action":"admin"}])");
+    EXPECT_EQ(revoke_grants(held, *parse_grants({"admin"}))->size(), 2u);
+    EXPECT_EQ(revoke_grants(held, *parse_grants({"produce:zzz"})).status().message(),
+              "the user holds none of the grants named");
+    EXPECT_FALSE(revoke_grants(nlohmann::json::array(), *parse_grants({"admin"})).is_ok());
+}
+
 }  // namespace
 }  // namespace narad::cli

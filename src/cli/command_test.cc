@@ -345,11 +345,24 @@ TEST(Commands, ContextLifecycle) {
     EXPECT_EQ(cli.out(), "  a                http://a:1                               user=-\n");
 }
 
-// Rule: `user add` needs --user-password and sends parsed grants; `user grant` PUTs them.
+// Rule: `user add` needs one of --user-password and --user-password-stdin and sends parsed
+// grants; `user grant` PUTs them.
 TEST(Commands, UserCommands) {
     Cli cli;
     EXPECT_EQ(cli.run({"user", "add", "u"}), 1);
-    EXPECT_EQ(cli.err(), "narad: required flag(s) \"user-password\" not set\n");
+    EXPECT_EQ(cli.err(), "narad: one of --user-password or --user-password-stdin is required\n");
+    EXPECT_EQ(cli.run({"user", "add", "u", "--user-password", "a", "--user-password-stdin"}, "b\n"),
+              1);
+    EXPECT_EQ(cli.err(),
+              "narad: --user-password and --user-password-stdin are mutually exclusive\n");
+    EXPECT_TRUE(cli.api.calls.empty());
+    cli.api.answer(201, "{\"username\":\"u\"}");
+    EXPECT_EQ(cli.run({"user", "add", "u", "--user-password-stdin"}, "from stdin\r\n"), 0)
+        << cli.err();
+    EXPECT_EQ(cli.api.calls.back().body, "{\"password\":\"from stdin\",\"username\":\"u\"}");
+    EXPECT_EQ(cli.run({"--password-stdin", "user", "add", "u", "--user-password-stdin"}, "x\ny\n"),
+              1);
+    EXPECT_NE(cli.err().find("both read standard input"), std::string::npos) << cli.err();
     cli.api.answer(201, "{\"username\":\"u\"}");
     EXPECT_EQ(cli.run({"user", "add", "u", "--user-password", "pw", "--grant", "produce:a-*, b",
                        "--grant", "admin"}),
@@ -367,6 +380,54 @@ TEST(Commands, UserCommands) {
     EXPECT_EQ(cli.api.calls.back().method, "PUT");
     EXPECT_EQ(cli.api.calls.back().target, "/v1/users/u/grants");
     EXPECT_EQ(cli.api.calls.back().body, "{\"grants\":[]}");
+}
+
+// Rule: `user revoke` reads the user, takes what --grant names and PUTs the rest; naming nothing
+// the user holds changes nothing.
+TEST(Commands, UserRevoke) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"user", "revoke", "u"}), 1);
+    EXPECT_EQ(cli.err(), "narad: name what to revoke with --grant\n");
+    const std::string held =
+        R"({"username":"u","grants":[{"action":"produce","patterns":["a","b"]},)"
+        R"({"action":"consume","patterns":["c"]}]})";
+    cli.api.answer(200, held);
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"user", "revoke", "u", "--grant", "produce:a", "--grant", "consume"}), 0)
+        << cli.err();
+    ASSERT_EQ(cli.api.calls.size(), 2u);
+    EXPECT_EQ(cli.api.calls[0].method, "GET");
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/users/u");
+    EXPECT_EQ(cli.api.calls[1].method, "PUT");
+    EXPECT_EQ(cli.api.calls[1].body, R"({"grants":[{"action":"produce","patterns":["b"]}]})");
+    cli.api.answer(200, held);
+    EXPECT_EQ(cli.run({"user", "revoke", "u", "--grant", "create:a"}), 1);
+    EXPECT_EQ(cli.err(), "narad: the user holds none of the grants named\n");
+    EXPECT_EQ(cli.api.calls.size(), 3u) << "nothing was written";
+}
+
+// Rule: `user passwd` PUTs the new password (and the current one when given), from flags or
+// stdin (current first, then new), and says so.
+TEST(Commands, UserPasswd) {
+    Cli cli;
+    EXPECT_EQ(cli.run({"user", "passwd", "u"}), 1);
+    EXPECT_EQ(cli.err(), "narad: one of --new-password or --new-password-stdin is required\n");
+    cli.api.answer(204);
+    EXPECT_EQ(cli.run({"user", "passwd", "u", "--new-password", "n1"}), 0) << cli.err();
+    EXPECT_EQ(cli.api.calls.back().method, "PUT");
+    EXPECT_EQ(cli.api.calls.back().target, "/v1/users/u/password");
+    EXPECT_EQ(cli.api.calls.back().body, R"({"new_password":"n1"})");
+    EXPECT_EQ(cli.out(), "password of \"u\" changed\n");
+    cli.api.answer(204);
+    EXPECT_EQ(cli.run({"user", "passwd", "u", "--current-password-stdin", "--new-password-stdin"},
+                      "old\nnew\n"),
+              0)
+        << cli.err();
+    EXPECT_EQ(cli.api.calls.back().body, R"({"current_password":"old","new_password":"new"})");
+    cli.api.answer(403, R"({"error":"current password is incorrect"})");
+    EXPECT_EQ(cli.run({"user", "passwd", "u", "--new-password", "x", "--current-password", "bad"}),
+              1);
+    EXPECT_NE(cli.err().find("current password is incorrect"), std::string::npos) << cli.err();
 }
 
 // Rule: `cluster decommission` POSTs, or DELETEs with --cancel, silently.

@@ -342,18 +342,6 @@ TEST(ClusterFailoverTest, KillControllerAnotherTakesOver) {
     }
 }
 
-// Runs the narad CLI with `args`; its exit status and what it wrote (stdout and stderr).
-std::pair<int, std::string> run_narad_cli(const std::string& args) {
-    const std::string command = std::string(NARAD_BINARY) + " " + args + " 2>&1";
-    std::string out;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return {-1, "popen failed"};
-    char buffer[4096];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-    return {::pclose(pipe), out};
-}
-
 // Rule: with an owner dead, GET topic on a survivor still answers 200, marked `partial`, with a
 // zero placeholder (`status` owner_unavailable, `owner_liveness` dead) for each of the dead node's
 // partitions and the live owners' real statistics; `narad server report` marks the topic

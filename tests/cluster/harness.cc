@@ -236,6 +236,21 @@ net::HttpClient NodeProcess::client(std::chrono::milliseconds timeout) const {
     return net::HttpClient(options);
 }
 
+std::pair<int, std::string> run_narad_cli(const std::string& args, const std::string& input) {
+    TempDir dir;
+    const std::string input_path = dir.path() + "/stdin";
+    std::ofstream(input_path) << input;
+    const std::string command =
+        std::string(NARAD_BINARY) + " " + args + " < " + input_path + " 2>&1";
+    std::string out;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return {-1, "popen failed"};
+    char buffer[4096];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+    return {::pclose(pipe), out};
+}
+
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
                 std::chrono::milliseconds poll) {
     auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -193,6 +193,10 @@ struct ClusterOptions {
     bool steppable_clocks = false;
 };
 
+// Runs the narad CLI through the shell with `args` (quoted by the caller), standard input fed
+// from `input`; its exit status (as pclose's) and what it wrote to stdout and stderr.
+std::pair<int, std::string> run_narad_cli(const std::string& args, const std::string& input = "");
+
 // The value of one series in a node's /metrics: `series` is the exact name and labels as the node
 // renders them (`narad_moves_total{outcome="completed"}`). nullopt if the node does not answer or
 // has no such series.

@@ -422,6 +422,50 @@ TEST_F(SecurityTest, UserChangesAreAuditedWithoutSecrets) {
     EXPECT_EQ(read_file(node_->log_path()).find(password), std::string::npos);
 }
 
+// The CLI's user commands against the node: add with the password on stdin, revoke part of the
+// grants, passwd as the user itself (proving the old password) and as an admin, ls and rm.
+TEST_F(SecurityTest, TheUserCommandsOfTheCli) {
+    const std::string server = "-s http://127.0.0.1:" + std::to_string(node().port());
+    const std::string as_root = server + " -u admin -p " + kRootPassword + " ";
+    auto [added, add_out] =
+        run_narad_cli(as_root +
+                          "user add cli-user --user-password-stdin --grant produce:cli-a,cli-b "
+                          "--grant consume:cli-a",
+                      "cli-pw-1\n");
+    ASSERT_EQ(added, 0) << add_out;
+    EXPECT_EQ(call(node(), "cli-user:cli-pw-1", "GET", "/v1/topics").status, 200);
+
+    auto [revoked, revoke_out] =
+        run_narad_cli(as_root + "user revoke cli-user --grant produce:cli-b");
+    ASSERT_EQ(revoked, 0) << revoke_out;
+    EXPECT_EQ(call(node(), root(), "GET", "/v1/users/cli-user").parsed()["grants"],
+              json::parse(R"([{"action":"produce","patterns":["cli-a"]},)"
+                          R"({"action":"consume","patterns":["cli-a"]}])"));
+
+    const std::string as_user = server + " -u cli-user -p cli-pw-1 ";
+    auto [self, self_out] = run_narad_cli(as_user +
+                                              "user passwd cli-user --current-password-stdin "
+                                              "--new-password-stdin",
+                                          "cli-pw-1\ncli-pw-2\n");
+    ASSERT_EQ(self, 0) << self_out;
+    EXPECT_EQ(self_out, "password of \"cli-user\" changed\n");
+    EXPECT_EQ(call(node(), "cli-user:cli-pw-2", "GET", "/v1/topics").status, 200);
+    auto [wrong, wrong_out] =
+        run_narad_cli(server +
+                      " -u cli-user -p cli-pw-2 user passwd cli-user --new-password x "
+                      "--current-password nope");
+    EXPECT_NE(wrong, 0);
+    EXPECT_NE(wrong_out.find("current password is incorrect"), std::string::npos) << wrong_out;
+
+    auto [listed, list_out] = run_narad_cli(as_root + "user ls");
+    ASSERT_EQ(listed, 0) << list_out;
+    EXPECT_NE(list_out.find("\"cli-user\""), std::string::npos) << list_out;
+    EXPECT_EQ(list_out.find("password"), std::string::npos) << list_out;
+    auto [removed, rm_out] = run_narad_cli(as_root + "user rm cli-user");
+    ASSERT_EQ(removed, 0) << rm_out;
+    EXPECT_EQ(call(node(), "cli-user:cli-pw-2", "GET", "/v1/topics").status, 401);
+}
+
 TEST(SecuritySeedTest, AGeneratedRootPasswordGoesToAPrivateFileAndNeverToTheLog) {
     TempDir dir;
     NodeProcess node(dir.path() + "/data", secured(/*password=*/""));
