@@ -211,7 +211,6 @@ void Router::handle(net::HttpRequest request, net::Responder respond) {
         redirect.headers.emplace_back("location", cleaned);
         return finish("unmatched", std::move(redirect));
     }
-    if (auto refusal = cross_site_refusal(request)) return finish("unmatched", *refusal);
     if (gate_) {
         std::function<void(std::string, net::HttpResponse)> done = std::move(finish);
         return gate_(
@@ -224,6 +223,8 @@ void Router::handle(net::HttpRequest request, net::Responder respond) {
 
 void Router::dispatch(net::HttpRequest request,
                       const std::function<void(std::string, net::HttpResponse)>& finish) {
+    // After the gate, as Narad orders them: a request without credentials is 401 before it is 415.
+    if (auto refusal = cross_site_refusal(request)) return finish("unmatched", *refusal);
     std::vector<std::string_view> segments = split_path(request.path);
     std::string lookup_method = request.method == "HEAD" ? "GET" : request.method;
     PathParams params;

@@ -178,5 +178,29 @@ TEST_F(RouterTest, TheGateDecidesBeforeAnyRouteRuns) {
     EXPECT_EQ(call(router_, "GET", "/open").status, 404) << "admitted, then routed";
 }
 
+// Rule: the gate answers before the cross-site guard: a POST with neither credentials nor a
+// content type is the gate's refusal (401), not 415.
+TEST(RouterGateTest, CredentialsComeBeforeTheContentTypeGuard) {
+    FakeClock clock;
+    Router router(clock, ContentTypeGuard::on);
+    router.add("POST", "/v1/x", [](net::HttpRequest, const PathParams&, net::Responder d) {
+        d(net::HttpResponse{});
+    });
+    router.set_gate([](net::HttpRequest r, Router::Route route, net::Responder refuse) {
+        if (r.header("authorization")) return route(std::move(r));
+        net::HttpResponse no;
+        no.status = 401;
+        refuse(std::move(no));
+    });
+    EXPECT_EQ(call(router, "POST", "/v1/x").status, 401);
+    net::HttpRequest request;
+    request.method = "POST";
+    request.path = request.target = "/v1/x";
+    request.headers.emplace_back("authorization", "x");
+    net::HttpResponse out;
+    router.handle(std::move(request), [&](net::HttpResponse r) { out = std::move(r); });
+    EXPECT_EQ(out.status, 415) << "signed in, the guard still applies";
+}
+
 }  // namespace
 }  // namespace narad::api

@@ -10,12 +10,23 @@
 
 #include "auth/password.h"
 #include "base/log.h"
+#include "base/metrics.h"
 
 namespace narad::auth {
 
 namespace {
 
 using Digest = std::array<unsigned char, crypto_generichash_BYTES>;
+
+// Narad's gauge: password checks waiting for a verifier or being checked now.
+metrics::Gauge& verify_queued() {
+    static metrics::Gauge& gauge =
+        metrics::Registry::global()
+            .gauge("narad_auth_verify_queued",
+                   "Password checks waiting for a verification slot or running now.")
+            .get();
+    return gauge;
+}
 
 // A token bucket on the authenticator's clock.
 struct Bucket {
@@ -135,7 +146,9 @@ struct Authenticator::State {
 Authenticator::Authenticator(const meta::MetaStore& store, Clock& clock,
                              AuthenticatorOptions options)
     : state_(std::make_shared<State>(store, clock, options)),
-      pool_(std::make_unique<ThreadPool>("auth", options.max_concurrent, options.max_queued)) {}
+      pool_(std::make_unique<ThreadPool>("auth", options.max_concurrent, options.max_queued)) {
+    verify_queued();  // exported from the start, at 0
+}
 
 Authenticator::~Authenticator() { pool_->stop(); }
 
@@ -196,6 +209,7 @@ void Authenticator::authenticate(std::optional<std::string_view> authorization,
     auto verify = [weak, name = credentials->user, password = std::move(credentials->password),
                    hash, d, done]() mutable {
         bool ok = verify_password(hash, password);
+        verify_queued().add(-1);
         sodium_memzero(password.data(), password.size());
         if (auto state = weak.lock()) {
             state->settle(name, hash, d, ok);
@@ -203,7 +217,11 @@ void Authenticator::authenticate(std::optional<std::string_view> authorization,
         }
         done(ok ? AuthResult{AuthOutcome::ok, name} : AuthResult{AuthOutcome::unauthorized, {}});
     };
-    if (!pool_->post(std::move(verify))) done(AuthResult{AuthOutcome::unavailable, {}});
+    verify_queued().add(1);
+    if (!pool_->post(std::move(verify))) {
+        verify_queued().add(-1);
+        done(AuthResult{AuthOutcome::unavailable, {}});
+    }
 }
 
 bool Authenticator::check_password(std::string_view user, std::string_view password) const {

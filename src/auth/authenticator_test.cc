@@ -4,6 +4,7 @@
 #include <sodium.h>
 
 #include <future>
+#include <thread>
 
 #include "auth/password.h"
 #include "meta/fake_meta_store.h"
@@ -37,27 +38,17 @@ class AuthenticatorTest : public ::testing::Test {
         });
     }
 
-    // The result, and whether it came before authenticate() returned (no hash was checked).
+    // The result, and whether it was answered on the calling thread (no hash was checked: the
+    // hashes are checked on the authenticator's pool).
     std::pair<AuthResult, bool> attempt(std::optional<std::string> header) {
-        std::promise<AuthResult> promise;
-        bool returned = false;
-        bool inline_answer = false;
-        std::mutex mutex;
-        auth_.authenticate(header ? std::optional<std::string_view>(*header) : std::nullopt,
-                           [&](AuthResult result) {
-                               {
-                                   std::lock_guard lock(mutex);
-                                   inline_answer = !returned;
-                               }
-                               promise.set_value(std::move(result));
-                           });
-        {
-            std::lock_guard lock(mutex);
-            returned = true;
-        }
-        AuthResult result = promise.get_future().get();
-        std::lock_guard lock(mutex);
-        return {result, inline_answer};
+        std::promise<std::pair<AuthResult, bool>> promise;
+        const std::thread::id caller = std::this_thread::get_id();
+        auth_.authenticate(
+            header ? std::optional<std::string_view>(*header) : std::nullopt,
+            [&](AuthResult result) {
+                promise.set_value({std::move(result), std::this_thread::get_id() == caller});
+            });
+        return promise.get_future().get();
     }
 
     meta::FakeMetaStore store_;

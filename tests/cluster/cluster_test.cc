@@ -411,7 +411,8 @@ TEST(ClusterFailoverTest, TopicReadWithAnOwnerDownIsPartial) {
     }
     EXPECT_TRUE(retry_after) << "no Retry-After: 1 on the owner-down refusal";
 
-    const std::string server = "-s http://" + cluster.node(1).api_address();
+    const std::string server =
+        "-s http://" + cluster.node(1).api_address() + " -u admin -p " + kTestAdminPassword;
     auto [report_status, report] = run_narad_cli(server + " server report");
     EXPECT_EQ(report_status, 0) << report;
     EXPECT_NE(report.find("[2 of 6 partitions unavailable]"), std::string::npos) << report;

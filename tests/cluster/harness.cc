@@ -110,7 +110,8 @@ void NodeProcess::spawn() {
             env[entry.substr(0, eq)] = entry.substr(eq + 1);
         }
     }
-    env["NARAD_SECURITY_ENABLED"] = "false";
+    env["NARAD_SECURITY_ENABLED"] = "true";
+    env["NARAD_ADMIN_PASSWORD"] = kTestAdminPassword;
     env["NARAD_CLUSTER_SECRET"] = kTestClusterSecret;
     for (const auto& [key, value] : options_.env) env[key] = value;
     std::vector<std::string> env_strings;
@@ -229,11 +230,16 @@ net::HttpClient NodeProcess::client(std::chrono::milliseconds timeout) const {
     options.port = port_;
     options.request_timeout = timeout;
     options.connect_timeout = std::min(timeout, std::chrono::milliseconds(5000));
-    // A secured node: the harness's own calls (readiness aside) go as its root user.
-    if (auto password = options_.env.find("NARAD_ADMIN_PASSWORD"); password != options_.env.end()) {
-        options.basic_auth = "admin:" + password->second;
-    }
+    options.basic_auth = credentials();
     return net::HttpClient(options);
+}
+
+std::string NodeProcess::credentials() const {
+    auto security = options_.env.find("NARAD_SECURITY_ENABLED");
+    if (security != options_.env.end() && security->second == "false") return "";
+    auto password = options_.env.find("NARAD_ADMIN_PASSWORD");
+    if (password == options_.env.end()) return std::string("admin:") + kTestAdminPassword;
+    return password->second.empty() ? "" : "admin:" + password->second;
 }
 
 std::pair<int, std::string> run_narad_cli(const std::string& args, const std::string& input) {

@@ -42,6 +42,9 @@ class TempDir {
 
 // The cluster secret every harness node shares unless a test sets NARAD_CLUSTER_SECRET itself.
 inline constexpr const char* kTestClusterSecret = "narad-test-cluster-secret";
+// Harness nodes run secured, as `narad serve` does by default, with this root password unless a
+// test sets NARAD_ADMIN_PASSWORD (or NARAD_SECURITY_ENABLED=false) itself.
+inline constexpr const char* kTestAdminPassword = "narad-test-admin-password";
 
 struct NodeOptions {
     std::string node_id = "n1";
@@ -105,8 +108,11 @@ class NodeProcess {
     // The `narad serve` arguments the next start uses (after the binary).
     std::vector<std::string> serve_args() const;
     // A fresh client for this node (one per thread).
-    // A client of this node's API; as `admin` with the node's NARAD_ADMIN_PASSWORD when it has one.
+    // A client of this node's API, signed in as its root user when the node is secured.
     net::HttpClient client(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+    // "admin:<password>" of a secured node whose root password the harness knows; empty when
+    // security is off or the password was generated.
+    std::string credentials() const;
 
   private:
     std::string data_directory_;

@@ -399,6 +399,9 @@ std::string format_request(const SdkCall& call, uint16_t port) {
         out += "Content-Length: " + std::to_string(length) + "\r\n";
     }
     out += "Accept: application/json\r\n";
+    // The SDK's basic-auth option (the node runs secured, as harness nodes do).
+    out += "Authorization: Basic " + base64_encode(std::string("admin:") + kTestAdminPassword) +
+           "\r\n";
     if (!call.content_type.empty()) out += "Content-Type: " + call.content_type + "\r\n";
     out += "X-Narad-Client: " + std::string(kAgent) + "\r\n";
     out += "Accept-Encoding: gzip\r\n\r\n";

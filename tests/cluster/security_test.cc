@@ -29,7 +29,7 @@ std::string read_file(const std::string& path) {
 NodeOptions secured(std::string password = kRootPassword) {
     NodeOptions options;
     options.env["NARAD_SECURITY_ENABLED"] = "true";
-    if (!password.empty()) options.env["NARAD_ADMIN_PASSWORD"] = password;
+    options.env["NARAD_ADMIN_PASSWORD"] = password;  // empty: the node generates one
     return options;
 }
 
