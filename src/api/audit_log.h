@@ -19,7 +19,7 @@ struct AuditEvent {
     std::string event;    // cluster.move.abort, ...
     std::string actor;    // the authenticated user; with security off, the client's address
     std::string target;   // what it acted on: "orders/3 n1->n2"
-    std::string outcome;  // ok | rejected | unknown | failed
+    std::string outcome;  // ok | denied (403) | rejected | unknown | failed
     std::string detail;   // the answer's message
     int status = 0;       // the HTTP status the client got (0: not recorded)
 };

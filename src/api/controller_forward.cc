@@ -9,26 +9,36 @@ namespace {
 constexpr std::string_view kControllerPrefix = "/internal/v1/controller";
 constexpr std::string_view kCallerParam = "narad_caller";
 
-// Takes the forwarded caller off the request (the last query parameter, as controller_only
-// appends it) into its `user`.
-void take_caller(net::HttpRequest& r) {
-    for (auto it = r.query.begin(); it != r.query.end(); ++it) {
-        if (it->first != kCallerParam) continue;
-        r.user = it->second;
-        r.query.erase(it);
-        break;
+// Takes the forwarded caller off the request into its `user`; false unless there is exactly one
+// (controller_only refuses a client's own, so there is one, from the forwarding node).
+bool take_caller(net::HttpRequest& r) {
+    r.user.clear();
+    size_t found = 0;
+    for (const auto& [name, value] : r.query) {
+        if (name != kCallerParam) continue;
+        r.user = value;
+        ++found;
     }
+    std::erase_if(r.query, [](const auto& param) { return param.first == kCallerParam; });
     std::string marker = std::string(kCallerParam) + "=";
     auto at = r.target.rfind(marker);
     if (at != std::string::npos && at > 0 && (r.target[at - 1] == '?' || r.target[at - 1] == '&')) {
         r.target.erase(at - 1);
     }
+    return found == 1;
 }
 
 }  // namespace
 
 RouteHandler controller_only(ApiContext* c, RouteHandler local) {
     return [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
+        // The parameter that carries the caller to the controller is the nodes' alone.
+        for (const auto& [name, value] : r.query) {
+            if (name == kCallerParam) {
+                return d(error_response(400, "the query parameter " + std::string(kCallerParam) +
+                                                 " is reserved for node-to-node calls"));
+            }
+        }
         if (c->cluster.is_controller() || c->peers == nullptr) {
             return local(std::move(r), p, std::move(d));
         }
@@ -40,11 +50,12 @@ RouteHandler controller_only(ApiContext* c, RouteHandler local) {
         run_routed(*c, std::move(d), [c, controller, r = std::move(r)] {
             // The caller rides along as a query parameter of the cluster port, whose peers
             // prove the cluster secret: the controller checks its grants and records it as owner.
-            std::string target = std::string(kControllerPrefix) + r.target;
-            if (!r.user.empty()) {
-                target += (r.target.find('?') == std::string::npos ? "?" : "&");
-                target += std::string(kCallerParam) + "=" + r.user;  // a name needs no escaping
-            }
+            // Appended last, after any fragment is cut (the controller would cut it there), to a
+            // query that holds no other `narad_caller` (refused above).
+            std::string own = r.target.substr(0, r.target.find('#'));
+            std::string target = std::string(kControllerPrefix) + own;
+            target += (own.find('?') == std::string::npos ? "?" : "&");
+            target += std::string(kCallerParam) + "=" + r.user;  // a user name needs no escaping
             return forward_to_owner(*c, controller, r.method, target, r.body, Millis(30'000),
                                     "controller");
         });
@@ -53,19 +64,22 @@ RouteHandler controller_only(ApiContext* c, RouteHandler local) {
 
 void add_controller_route(Router& internal, ApiContext* c, std::string_view method,
                           std::string_view public_path, RouteHandler local) {
-    internal.add(std::string(method), std::string(kControllerPrefix) + std::string(public_path),
-                 [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                     if (!c->cluster.is_controller()) {
-                         return d(error_response(503,
-                                                 "control plane temporarily unavailable: the "
-                                                 "controller changed; retry"));
-                     }
-                     if (r.target.starts_with(kControllerPrefix)) {
-                         r.target.erase(0, kControllerPrefix.size());
-                     }
-                     take_caller(r);
-                     local(std::move(r), p, std::move(d));
-                 });
+    internal.add(
+        std::string(method), std::string(kControllerPrefix) + std::string(public_path),
+        [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
+            if (!c->cluster.is_controller()) {
+                return d(error_response(503,
+                                        "control plane temporarily unavailable: the "
+                                        "controller changed; retry"));
+            }
+            if (r.target.starts_with(kControllerPrefix)) {
+                r.target.erase(0, kControllerPrefix.size());
+            }
+            if (!take_caller(r)) {
+                return d(error_response(400, "a forwarded call must name its caller once"));
+            }
+            local(std::move(r), p, std::move(d));
+        });
 }
 
 }  // namespace narad::api

@@ -256,10 +256,12 @@ void register_controller_routes(Router& internal, ApiContext& context) {
     ApiContext* c = &context;
     using namespace std::placeholders;
     add_controller_route(internal, c, "POST", "/v1/topics", std::bind(create_route, c, _1, _2, _3));
+    // The controller checks ownership again, on its own view: the forwarding node's replica may
+    // not have the topic yet (its check then passes).
     add_controller_route(internal, c, "PATCH", "/v1/topics/{topic}",
-                         std::bind(update_route, c, _1, _2, _3));
+                         needs_manage(c, std::bind(update_route, c, _1, _2, _3)));
     add_controller_route(internal, c, "DELETE", "/v1/topics/{topic}",
-                         std::bind(delete_route, c, _1, _2, _3));
+                         needs_manage(c, std::bind(delete_route, c, _1, _2, _3)));
     register_controller_move_routes(internal, context);
     register_controller_decommission_routes(internal, context);
 }

@@ -76,7 +76,10 @@ net::HttpResponse user_store_error(const Status& status, std::string_view operat
     return domain_error_response(status, operation);
 }
 
-auth::HashCost hash_cost(const ApiContext& c) { return c.password_hash_cost; }
+net::HttpResponse user_not_found() { return error_response(404, "user not found"); }
+
+// A `{user}` that could not name a user is not looked up (nor put in a metastore key).
+bool known_name(const std::string& name) { return auth::validate_username(name).is_ok(); }
 
 void create_user(ApiContext* c, net::HttpRequest r, net::Responder d) {
     auth::Principal caller = caller_of(*c, r);
@@ -89,12 +92,12 @@ void create_user(ApiContext* c, net::HttpRequest r, net::Responder d) {
         if (!check.is_ok()) return d(error_response(check));
     }
     std::string target = request->username;
-    audited(c, std::move(d), "user.create", caller.name(), target,
+    audited(c, std::move(d), "user.create", actor_of(r), target,
             [c, caller, request = std::move(*request)]() mutable {
                 if (!caller.can_delegate(request.grants)) {
                     return error_response(403, "cannot grant permissions you do not hold");
                 }
-                auto hash = auth::hash_password(request.password, hash_cost(*c));
+                auto hash = auth::hash_password(request.password, c->password_hash_cost);
                 if (!hash.is_ok()) return error_response(500, "hash password");
                 int64_t now = c->clock.wall_ms();
                 auto stored = c->store.change_user(
@@ -129,7 +132,7 @@ void get_user(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Respo
     if (!caller_of(*c, r).admin()) return d(admin_required());
     meta::MetaSnapshot snapshot = c->store.snapshot();
     const meta::User* user = snapshot->find_user(p.get("user"));
-    if (user == nullptr) return d(error_response(404, "user not found"));
+    if (user == nullptr) return d(user_not_found());
     d(user_response(200, *user));
 }
 
@@ -137,7 +140,8 @@ void delete_user(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Re
     auth::Principal caller = caller_of(*c, r);
     if (!caller.admin()) return d(admin_required());
     std::string name = p.get("user");
-    audited(c, std::move(d), "user.delete", caller.name(), name, [c, caller, name] {
+    if (!known_name(name)) return d(user_not_found());
+    audited(c, std::move(d), "user.delete", actor_of(r), name, [c, caller, name] {
         auto removed = c->store.change_user(
             name,
             [&](const std::optional<meta::User>& existing) -> Result<std::optional<meta::User>> {
@@ -164,11 +168,12 @@ void update_grants(ApiContext* c, net::HttpRequest r, const PathParams& p, net::
         return d(error_response(valid));
     }
     std::string name = p.get("user");
-    if (!caller.security_off() && name == caller.name()) {
-        return d(error_response(403, "cannot modify your own grants"));
-    }
-    audited(c, std::move(d), "user.grants", caller.name(), name,
+    if (!known_name(name)) return d(user_not_found());
+    audited(c, std::move(d), "user.grants", actor_of(r), name,
             [c, caller, name, grants = std::move(*grants)] {
+                if (!caller.security_off() && name == caller.name()) {
+                    return error_response(403, "cannot modify your own grants");
+                }
                 if (!caller.can_delegate(grants)) {
                     return error_response(403, "cannot grant permissions you do not hold");
                 }
@@ -202,37 +207,56 @@ void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net
     if (Status valid = auth::validate_password(request->new_password); !valid.is_ok()) {
         return d(error_response(valid));
     }
-    audited(c, std::move(d), "user.password", caller.name(), name,
-            [c, caller, name, self, request = std::move(*request)] {
-                meta::MetaSnapshot snapshot = c->store.snapshot();
-                const meta::User* target = snapshot->find_user(name);
-                if (target == nullptr) return error_response(404, "user not found");
-                if (target->root && !caller.root()) {
-                    return error_response(403, "only the root admin may change the root password");
-                }
-                if (self && !caller.admin()) {
-                    // A user proves the password it replaces; an admin resets without it.
-                    if (c->authenticator == nullptr || !request.current_password ||
-                        !c->authenticator->check_password(name, *request.current_password)) {
-                        return error_response(403, "current password is incorrect");
-                    }
-                }
-                auto hash = auth::hash_password(request.new_password, hash_cost(*c));
-                if (!hash.is_ok()) return error_response(500, "hash password");
-                int64_t now = c->clock.wall_ms();
-                auto stored = c->store.change_user(
-                    name,
-                    [&](const std::optional<meta::User>& existing)
-                        -> Result<std::optional<meta::User>> {
-                        if (!existing) return Status(Errc::not_found, "user not found");
-                        meta::User user = *existing;  // grants as they are now, not as read
-                        user.password_hash = *hash;
-                        user.updated_at_ms = now;
-                        return std::optional<meta::User>(std::move(user));
-                    });
-                if (!stored.is_ok()) return user_store_error(stored.status(), "change password");
-                return empty_response(204);
+    if (!known_name(name)) return d(user_not_found());
+    auto change = [c, caller, name, new_password = request->new_password] {
+        meta::MetaSnapshot snapshot = c->store.snapshot();
+        const meta::User* target = snapshot->find_user(name);
+        if (target == nullptr) return user_not_found();
+        if (target->root && !caller.root()) {
+            return error_response(403, "only the root admin may change the root password");
+        }
+        auto hash = auth::hash_password(new_password, c->password_hash_cost);
+        if (!hash.is_ok()) return error_response(500, "hash password");
+        int64_t now = c->clock.wall_ms();
+        auto stored = c->store.change_user(
+            name,
+            [&](const std::optional<meta::User>& existing) -> Result<std::optional<meta::User>> {
+                if (!existing) return Status(Errc::not_found, "user not found");
+                meta::User user = *existing;  // grants as they are now, not as read
+                user.password_hash = *hash;
+                user.updated_at_ms = now;
+                return std::optional<meta::User>(std::move(user));
             });
+        if (!stored.is_ok()) return user_store_error(stored.status(), "change password");
+        return empty_response(204);
+    };
+    std::string actor = actor_of(r);
+    if (!self || caller.admin()) {
+        return audited(c, std::move(d), "user.password", actor, name, std::move(change));
+    }
+    // A user proves the password it replaces, through the sign-in throttle; an admin resets
+    // without it.
+    if (!request->current_password) {
+        return audited(c, std::move(d), "user.password", actor, name,
+                       [] { return error_response(403, "current password is incorrect"); });
+    }
+    c->authenticator->check(
+        name, *request->current_password,
+        [c, d = std::move(d), actor, name, change](auth::AuthResult proof) mutable {
+            audited(c, std::move(d), "user.password", actor, name, [proof, change] {
+                switch (proof.outcome) {
+                    case auth::AuthOutcome::ok:
+                        return change();
+                    case auth::AuthOutcome::throttled:
+                        return error_response(429, "too many failed authentication attempts");
+                    case auth::AuthOutcome::unavailable:
+                        return error_response(503, "authentication unavailable");
+                    case auth::AuthOutcome::unauthorized:
+                        break;
+                }
+                return error_response(403, "current password is incorrect");
+            });
+        });
 }
 
 }  // namespace

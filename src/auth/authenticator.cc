@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <deque>
 #include <vector>
@@ -54,6 +55,7 @@ struct UserEntry {
     std::deque<Failure> failures;  // wrong passwords, newest last
     Bucket bucket;
     bool bucket_started = false;
+    MonoTime throttle_logged;  // the last "authentication throttled" line for this user
 };
 
 }  // namespace
@@ -86,6 +88,8 @@ struct Authenticator::State {
     Clock& clock;
     AuthenticatorOptions options;
     std::array<unsigned char, crypto_generichash_KEYBYTES> key{};
+
+    std::atomic<bool> stopping{false};  // queued checks answer `unavailable` without hashing
 
     std::mutex mutex;
     std::map<std::string, UserEntry, std::less<>> users;  // GUARDED_BY(mutex)
@@ -124,8 +128,60 @@ struct Authenticator::State {
         return users[user];
     }
 
-    // After a hash check: remember the answer, give back the token on success.
-    void settle(const std::string& user, const std::string& hash, const Digest& d, bool ok) {
+    // The answer that needs no hash check, if there is one; otherwise the attempt's tokens are
+    // taken and `suspect` says whether it also took from the node-wide budget. The throttle comes
+    // first: a throttled name is refused whatever the password, cached or not. Caller holds mutex.
+    std::optional<AuthResult> decide(const std::string& name, const std::string& hash,
+                                     const Digest& d, bool& suspect) {
+        UserEntry& e = entry(name);
+        MonoTime now = clock.now();
+        if (!e.bucket_started) {
+            e.bucket = Bucket{static_cast<double>(options.user_burst), now};
+            e.bucket_started = true;
+        }
+        e.bucket.refill(now, options.user_burst, options.user_refill);
+        if (e.bucket.tokens < 1) {
+            if (now - e.throttle_logged >= options.user_refill) {
+                e.throttle_logged = now;
+                NARAD_LOG_WARN("authentication throttled component=audit username={}", name);
+            }
+            return AuthResult{AuthOutcome::throttled, {}};
+        }
+        if (e.verified_hash == hash) {
+            if (e.verified && sodium_memcmp(e.verified->data(), d.data(), d.size()) == 0) {
+                return AuthResult{AuthOutcome::ok, name};
+            }
+            for (const Failure& f : e.failures) {
+                if (now - f.at < options.negative_ttl &&
+                    sodium_memcmp(f.digest.data(), d.data(), d.size()) == 0) {
+                    return AuthResult{AuthOutcome::unauthorized, {}};
+                }
+            }
+        }
+        suspect = e.bucket.tokens < options.user_burst;
+        node_budget.refill(now, options.node_burst, options.node_refill);
+        if (suspect) {
+            if (node_budget.tokens < 1) {
+                if (now - budget_warned >= Millis(10'000)) {
+                    budget_warned = now;
+                    NARAD_LOG_WARN(
+                        "authentication failure budget exhausted: repeated attempts for "
+                        "usernames with recent failures are refused node-wide until it refills "
+                        "component=audit");
+                }
+                return AuthResult{AuthOutcome::throttled, {}};
+            }
+            node_budget.tokens -= 1;
+        }
+        e.bucket.tokens -= 1;
+        return std::nullopt;
+    }
+
+    // After a hash check: remember the answer; a success gives the user's token back, a failure
+    // of a clean attempt (which took nothing from the node-wide budget) takes one from it if one
+    // is left, so one guess per name across many names is bounded too.
+    void settle(const std::string& user, const std::string& hash, const Digest& d, bool ok,
+                bool suspect) {
         std::lock_guard lock(mutex);
         UserEntry& e = entry(user);
         if (e.verified_hash != hash) {
@@ -137,6 +193,10 @@ struct Authenticator::State {
             e.verified = d;
             e.bucket.tokens = std::min<double>(options.user_burst, e.bucket.tokens + 1);
             return;
+        }
+        if (!suspect) {
+            node_budget.refill(clock.now(), options.node_burst, options.node_refill);
+            if (node_budget.tokens >= 1) node_budget.tokens -= 1;
         }
         e.failures.push_back(Failure{d, clock.now()});
         while (e.failures.size() > options.negative_per_user) e.failures.pop_front();
@@ -150,71 +210,48 @@ Authenticator::Authenticator(const meta::MetaStore& store, Clock& clock,
     verify_queued();  // exported from the start, at 0
 }
 
-Authenticator::~Authenticator() { pool_->stop(); }
+Authenticator::~Authenticator() { stop(); }
+
+void Authenticator::stop() {
+    state_->stopping = true;
+    pool_->stop();
+}
 
 void Authenticator::authenticate(std::optional<std::string_view> authorization,
                                  std::function<void(AuthResult)> done) {
     std::optional<BasicCredentials> credentials;
     if (authorization) credentials = parse_basic(*authorization);
     if (!credentials) return done(AuthResult{AuthOutcome::unauthorized, {}});
+    check(credentials->user, std::move(credentials->password), std::move(done));
+}
+
+void Authenticator::check(const std::string& name, std::string password,
+                          std::function<void(AuthResult)> done) {
     meta::MetaSnapshot snapshot = state_->store.snapshot();
-    const meta::User* user = snapshot->find_user(credentials->user);
+    const meta::User* user = snapshot->find_user(name);
     if (user == nullptr) return done(AuthResult{AuthOutcome::unauthorized, {}});
-    std::string hash = user->password_hash;
-    Digest d = state_->digest(credentials->password);
-    const AuthenticatorOptions& o = state_->options;
+    const std::string hash = user->password_hash;
+    const Digest d = state_->digest(password);
+    // Decided under the lock, answered after it: `done` may route the request.
+    std::optional<AuthResult> answer;
+    bool suspect = false;
     {
         std::lock_guard lock(state_->mutex);
-        UserEntry& e = state_->entry(credentials->user);
-        MonoTime now = state_->clock.now();
-        if (e.verified_hash == hash) {
-            if (e.verified && sodium_memcmp(e.verified->data(), d.data(), d.size()) == 0) {
-                return done(AuthResult{AuthOutcome::ok, credentials->user});
-            }
-            for (const Failure& f : e.failures) {
-                if (now - f.at < o.negative_ttl &&
-                    sodium_memcmp(f.digest.data(), d.data(), d.size()) == 0) {
-                    return done(AuthResult{AuthOutcome::unauthorized, {}});
-                }
-            }
-        }
-        if (!e.bucket_started) {
-            e.bucket = Bucket{static_cast<double>(o.user_burst), now};
-            e.bucket_started = true;
-        }
-        e.bucket.refill(now, o.user_burst, o.user_refill);
-        if (e.bucket.tokens < 1) {
-            NARAD_LOG_WARN("authentication throttled component=audit username={}",
-                           credentials->user);
-            return done(AuthResult{AuthOutcome::throttled, {}});
-        }
-        bool suspect = e.bucket.tokens < o.user_burst;
-        state_->node_budget.refill(now, o.node_burst, o.node_refill);
-        if (suspect) {
-            if (state_->node_budget.tokens < 1) {
-                if (now - state_->budget_warned >= Millis(10'000)) {
-                    state_->budget_warned = now;
-                    NARAD_LOG_WARN(
-                        "authentication failure budget exhausted: repeated attempts for "
-                        "usernames with recent failures are refused node-wide until it refills "
-                        "component=audit");
-                }
-                return done(AuthResult{AuthOutcome::throttled, {}});
-            }
-            state_->node_budget.tokens -= 1;
-        }
-        e.bucket.tokens -= 1;
+        answer = state_->decide(name, hash, d, suspect);
     }
+    if (answer) return done(std::move(*answer));
     std::weak_ptr<State> weak = state_;
-    auto verify = [weak, name = credentials->user, password = std::move(credentials->password),
-                   hash, d, done]() mutable {
+    auto verify = [weak, name, password = std::move(password), hash, d, suspect, done]() mutable {
+        auto state = weak.lock();
+        if (!state || state->stopping.load()) {
+            verify_queued().add(-1);
+            return done(AuthResult{AuthOutcome::unavailable, {}});
+        }
         bool ok = verify_password(hash, password);
         verify_queued().add(-1);
         sodium_memzero(password.data(), password.size());
-        if (auto state = weak.lock()) {
-            state->settle(name, hash, d, ok);
-            if (!ok) NARAD_LOG_WARN("authentication failed component=audit username={}", name);
-        }
+        state->settle(name, hash, d, ok, suspect);
+        if (!ok) NARAD_LOG_WARN("authentication failed component=audit username={}", name);
         done(ok ? AuthResult{AuthOutcome::ok, name} : AuthResult{AuthOutcome::unauthorized, {}});
     };
     verify_queued().add(1);
@@ -222,12 +259,6 @@ void Authenticator::authenticate(std::optional<std::string_view> authorization,
         verify_queued().add(-1);
         done(AuthResult{AuthOutcome::unavailable, {}});
     }
-}
-
-bool Authenticator::check_password(std::string_view user, std::string_view password) const {
-    meta::MetaSnapshot snapshot = state_->store.snapshot();
-    const meta::User* record = snapshot->find_user(user);
-    return record != nullptr && verify_password(record->password_hash, password);
 }
 
 }  // namespace narad::auth

@@ -9,6 +9,9 @@
 //   node-wide budget (32, one more every 250 ms), so guessing across many names is bounded too.
 // - Hashes are checked on a pool of `max_concurrent` threads, never on the caller's thread; a
 //   full queue answers `unavailable`.
+// - The throttle is decided first: a throttled name is refused even with a password verified
+//   before, so a guesser learns nothing from it. A clean attempt that fails also spends from the
+//   node-wide budget if anything is left in it.
 // Thread-safe.
 #pragma once
 
@@ -56,15 +59,19 @@ std::optional<BasicCredentials> parse_basic(std::string_view authorization);
 class Authenticator {
   public:
     Authenticator(const meta::MetaStore& store, Clock& clock, AuthenticatorOptions options = {});
-    ~Authenticator();  // finishes the verifications under way
+    ~Authenticator();  // stop()
 
-    // Calls `done` exactly once: on this thread when no hash needs checking, else on the pool.
+    // Calls `done` exactly once: on this thread when no hash needs checking, else on the pool
+    // (with `unavailable` when the pool is full or stopping).
     void authenticate(std::optional<std::string_view> authorization,
                       std::function<void(AuthResult)> done);
+    // The same decision for a user and password given apart (the proof of a current password
+    // when a user changes its own): the same throttle, cache and pool.
+    void check(const std::string& user, std::string password, std::function<void(AuthResult)> done);
 
-    // Whether `password` is `user`'s, for a proof of the current password: no throttle tokens,
-    // no cache. Blocks for one hash check.
-    bool check_password(std::string_view user, std::string_view password) const;
+    // Queued checks answer `unavailable` without hashing; the pool's threads are joined. Call
+    // before what the callbacks use is destroyed.
+    void stop();
 
   private:
     struct State;

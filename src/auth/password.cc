@@ -39,13 +39,6 @@ bool verify_password(std::string_view hash, std::string_view password) {
     return crypto_pwhash_str_verify(stored.data(), password.data(), password.size()) == 0;
 }
 
-bool secrets_equal(std::string_view a, std::string_view b) {
-    init_sodium();
-    if (a.size() != b.size()) return false;
-    if (a.empty()) return true;
-    return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
 std::string generate_password() {
     init_sodium();
     std::array<unsigned char, 18> random{};

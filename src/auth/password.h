@@ -20,9 +20,6 @@ Result<std::string> hash_password(std::string_view password, HashCost cost = Has
 // that is not an argon2id string.
 bool verify_password(std::string_view hash, std::string_view password);
 
-// Compares two secrets in time that depends only on their lengths.
-bool secrets_equal(std::string_view a, std::string_view b);
-
 // A random password for the seeded root user: 24 characters of base64url (144 bits).
 std::string generate_password();
 

@@ -36,13 +36,6 @@ TEST(PasswordTest, SomethingThatIsNotAHashVerifiesNothing) {
     EXPECT_FALSE(verify_password(std::string(500, 'a'), "x"));
 }
 
-TEST(PasswordTest, SecretsCompareByContent) {
-    EXPECT_TRUE(secrets_equal("abc", "abc"));
-    EXPECT_FALSE(secrets_equal("abc", "abd"));
-    EXPECT_FALSE(secrets_equal("abc", "abcd"));
-    EXPECT_TRUE(secrets_equal("", ""));
-}
-
 TEST(PasswordTest, GeneratedPasswordsAreUrlSafeAndDistinct) {
     std::set<std::string> seen;
     for (int i = 0; i < 50; ++i) {

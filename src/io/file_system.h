@@ -18,10 +18,11 @@
 namespace narad::io {
 
 struct OpenOptions {
-    bool write = false;      // open for writing as well as reading
-    bool create = false;     // create the file if it is missing
-    bool exclusive = false;  // with create: fail with already_exists if it exists
-    bool truncate = false;   // truncate to zero length on open
+    bool write = false;       // open for writing as well as reading
+    bool create = false;      // create the file if it is missing
+    bool exclusive = false;   // with create: fail with already_exists if it exists
+    bool truncate = false;    // truncate to zero length on open
+    bool owner_only = false;  // with create: readable and writable by the owner only (0600)
 };
 
 inline constexpr OpenOptions kRead{};

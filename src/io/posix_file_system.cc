@@ -144,7 +144,7 @@ class PosixFileSystem final : public FileSystem {
         if (options.create) flags |= O_CREAT;
         if (options.create && options.exclusive) flags |= O_EXCL;
         if (options.truncate) flags |= O_TRUNC;
-        int fd = ::open(path.c_str(), flags, 0644);
+        int fd = ::open(path.c_str(), flags, options.owner_only ? 0600 : 0644);
         if (fd < 0) return errno_status(errno, "open", path);
         return std::unique_ptr<File>(std::make_unique<PosixFile>(path, fd));
     }

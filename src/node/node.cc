@@ -324,6 +324,8 @@ class Node::Impl {
         if (metrics_server_) metrics_server_->stop();
         if (cluster_server_) cluster_server_->stop();
         if (root_seeding_) root_seeding_->stop();
+        // Queued password checks answer `unavailable` while the routes they lead to still exist.
+        if (authenticator_) authenticator_->stop();
         if (maintenance_) maintenance_->stop();
         if (blocking_) blocking_->stop();
         if (routing_pool_) routing_pool_->stop();

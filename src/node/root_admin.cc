@@ -1,11 +1,5 @@
 #include "node/root_admin.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "auth/access.h"
 #include "base/log.h"
 
@@ -16,19 +10,20 @@ namespace {
 constexpr std::string_view kPending = "admin-password.pending";
 constexpr std::string_view kFinal = "admin-password";
 
-// Writes `password` and a newline to a new file readable by its owner only, synced.
+// Writes `password` and a newline to a new file readable by its owner only, synced with its
+// directory.
 Status write_secret_file(io::FileSystem& fs, const std::string& directory, const std::string& path,
                          const std::string& password) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return Status(Errc::io_error, "creating " + path + ": " + std::strerror(errno));
-    std::string line = password + "\n";
-    bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
-              ::fsync(fd) == 0;
-    int error = errno;
-    ::close(fd);
-    if (!ok) {
+    NARAD_ASSIGN_OR_RETURN(
+        std::unique_ptr<io::File> file,
+        fs.open(path, io::OpenOptions{
+                          .write = true, .create = true, .exclusive = true, .owner_only = true}));
+    Status written = file->write_at(0, password + "\n");
+    if (written.is_ok()) written = file->sync();
+    file.reset();
+    if (!written.is_ok()) {
         (void)fs.remove(path);
-        return Status(Errc::io_error, "writing " + path + ": " + std::strerror(error));
+        return written;
     }
     return fs.sync_directory(directory);
 }

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "cluster/harness.h"
+#include "net/test_support.h"
 
 namespace narad::testing {
 namespace {
@@ -374,6 +377,8 @@ TEST_F(SecurityTest, PasswordsChangeByTheirOwnerOrAnAdmin) {
 TEST_F(SecurityTest, WrongPasswordsThrottleThatUserOnly) {
     add_user(node(), "target", "t-pw", R"([{"action":"consume","patterns":["*"]}])");
     add_user(node(), "bystander", "b-pw", R"([{"action":"consume","patterns":["*"]}])");
+    // Signed in once, so the node has the right password cached: the throttle still wins.
+    ASSERT_EQ(call(node(), "target:t-pw", "GET", "/v1/topics").status, 200);
     for (int i = 0; i < 5; ++i) {
         EXPECT_EQ(call(node(), "target:guess" + std::to_string(i), "GET", "/v1/topics").status,
                   401);
@@ -506,6 +511,84 @@ TEST(SecuritySeedTest, MetricsCanBeOpenedToScrapersWithoutCredentials) {
     EXPECT_EQ(node.stop(), 0);
 }
 
+// Clients that hold connections without finishing a request (slowloris), connections that sit
+// idle, and a client guessing a password in a loop hold no thread: meanwhile another user's
+// produces are all answered, each within a bound; the server closes the trickling connections at
+// the read deadline and the idle ones at the idle timeout; the guesser is throttled and its
+// victim's name with it, while the other user keeps signing in.
+TEST(HostileClientsTest, SlowIdleAndGuessingClientsDoNotStarveOthers) {
+    TempDir dir;
+    NodeOptions options = secured();
+    options.env["NARAD_HTTP_READ_TIMEOUT"] = "2s";
+    options.env["NARAD_HTTP_IDLE_TIMEOUT"] = "3s";
+    NodeProcess node(dir.path() + "/data", options);
+    node.start();
+    add_user(node, "victim", "v-pw", R"([{"action":"consume","patterns":["*"]}])");
+    add_user(node, "worker", "w-pw", R"([{"action":"produce","patterns":["busy"]}])");
+    make_topic(node, root(), "busy");
+
+    std::vector<std::unique_ptr<net::testing::RawSocket>> idle;
+    for (int i = 0; i < 300; ++i) {
+        idle.push_back(std::make_unique<net::testing::RawSocket>(node.port()));
+        ASSERT_TRUE(idle.back()->connected());
+    }
+    std::vector<std::unique_ptr<net::testing::RawSocket>> slow;
+    for (int i = 0; i < 30; ++i) {
+        slow.push_back(std::make_unique<net::testing::RawSocket>(node.port()));
+        ASSERT_TRUE(slow.back()->send_all("GET /v1/topics HTTP/1.1\r\nHost: x\r\n"));
+    }
+    std::atomic<bool> stop{false};
+    std::thread trickle([&] {
+        // One more header byte every 200 ms: the head never completes.
+        while (!stop.load()) {
+            for (auto& socket : slow) (void)socket->send_all("X");
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+    });
+    std::atomic<int> guessed_401{0}, guessed_429{0};
+    auto guessing_since = std::chrono::steady_clock::now();
+    std::thread guesser([&] {
+        for (int i = 0; !stop.load(); ++i) {
+            int status = call(node, "victim:guess" + std::to_string(i), "GET", "/v1/topics").status;
+            if (status == 401) ++guessed_401;
+            if (status == 429) ++guessed_429;
+        }
+    });
+
+    net::ClientOptions worker_options;
+    worker_options.port = node.port();
+    worker_options.basic_auth = "worker:w-pw";
+    worker_options.request_timeout = seconds(5);  // a bound on each answer, not a speed
+    net::HttpClient worker(worker_options);
+    // At least 40 produces, and on until the guesser has been throttled (bounded).
+    for (int i = 0; i < 40 || (guessed_429.load() == 0 && i < 5000); ++i) {
+        auto produced = worker.request("POST", "/v1/topics/busy/produce", "\"m\"");
+        ASSERT_TRUE(produced.is_ok()) << i << ": " << produced.status().to_string();
+        EXPECT_EQ(produced->status, 202) << produced->body;
+    }
+    EXPECT_EQ(call(node, "victim:v-pw", "GET", "/v1/topics").status, 429)
+        << "the guessed name stays throttled while the guessing goes on";
+    stop = true;
+    trickle.join();
+    guesser.join();
+    auto guessing_for = std::chrono::steady_clock::now() - guessing_since;
+    EXPECT_GE(guessed_401.load(), 1);
+    // The bucket's 5, and one more per 12 s of guessing.
+    EXPECT_LE(guessed_401.load(), 5 + 1 + guessing_for / seconds(12));
+    EXPECT_GT(guessed_429.load(), 0);
+
+    std::string ignored;
+    for (auto& socket : slow) {
+        EXPECT_TRUE(socket->read_until_close(ignored, seconds(10)))
+            << "a trickling connection outlived the read deadline";
+    }
+    for (auto& socket : idle) {
+        EXPECT_TRUE(socket->read_until_close(ignored, seconds(10)))
+            << "an idle connection outlived the idle timeout";
+    }
+    EXPECT_EQ(node.stop(), 0);
+}
+
 // Users live in the shared metastore: one made through any node signs in on every node, a topic
 // created through a node that is not the controller is owned by its caller, and a grant change
 // takes effect everywhere.
@@ -539,6 +622,21 @@ TEST(SecurityClusterTest, UsersAndGrantsHoldOnEveryNode) {
     Answer refused = call(cluster.node(writer_node), "dev:dev-pw", "POST", "/v1/topics",
                           R"({"name":"prod-orders"})");
     EXPECT_EQ(refused.status, 403) << refused.body;
+    // The parameter that carries a forwarded caller is refused from clients, however spelled,
+    // and a fragment cannot hide the real one from the controller.
+    for (int i = 1; i <= 3; ++i) {
+        for (const char* target :
+             {"/v1/topics?narad_caller=admin", "/v1/topics?x=1&narad%5Fcaller=admin"}) {
+            Answer forged =
+                call(cluster.node(i), "dev:dev-pw", "POST", target, R"({"name":"prod-forged"})");
+            EXPECT_EQ(forged.status, 400) << "node " << i << " " << target << ": " << forged.body;
+        }
+        Answer hidden = call(cluster.node(i), "dev:dev-pw", "POST",
+                             "/v1/topics?x=1#&narad_caller=admin", R"({"name":"prod-hidden"})");
+        EXPECT_NE(hidden.status, 201) << "node " << i << ": " << hidden.body;
+    }
+    EXPECT_EQ(call(cluster.node(1), root(), "GET", "/v1/topics/prod-forged").status, 404);
+    EXPECT_EQ(call(cluster.node(1), root(), "GET", "/v1/topics/prod-hidden").status, 404);
     EXPECT_EQ(call(cluster.node(3), "dev:dev-pw", "POST", "/v1/topics/dev-orders/produce", "\"m\"")
                   .status,
               202);
