@@ -132,6 +132,12 @@ TEST_F(ClusterEtcdTest, UserChangesAreCompareAndSwapAndReachEveryReplica) {
             return Status(Errc::forbidden, "no");
         });
     EXPECT_EQ(refused.code(), Errc::forbidden);
+    meta::Topic owned = topic("owned", 3, "00000000000000c1");
+    owned.owner = "alice";
+    meta::Topic other = topic("other", 3, "00000000000000c2");
+    other.owner = "bob";
+    ASSERT_TRUE(a.store->create_topic_on(owned, NodeId("a")).is_ok());
+    ASSERT_TRUE(a.store->create_topic_on(other, NodeId("a")).is_ok());
     ASSERT_TRUE(a.store
                     ->change_user(
                         "alice",
@@ -141,6 +147,11 @@ TEST_F(ClusterEtcdTest, UserChangesAreCompareAndSwapAndReachEveryReplica) {
                     .is_ok());
     ASSERT_TRUE(eventually([&] { return b.store->snapshot()->find_user("alice") == nullptr; }));
     EXPECT_GT(b.store->snapshot()->users_version, 0u);
+    // Its topics lost their owner in the same write; another user's kept theirs.
+    meta::MetaSnapshot after = b.store->snapshot();
+    ASSERT_NE(after->find_topic("owned"), nullptr);
+    EXPECT_EQ(after->find_topic("owned")->owner, "");
+    EXPECT_EQ(after->find_topic("other")->owner, "bob");
 }
 
 // Rule: an update carrying a stale incarnation (the topic was deleted and recreated) is refused.

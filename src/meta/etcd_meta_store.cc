@@ -461,9 +461,26 @@ Result<std::optional<User>> EtcdMetaStore::change_user(std::string_view name,
         }
         NARAD_ASSIGN_OR_RETURN(std::optional<User> next, change(stored));
         if (!next && !stored) return next;  // nothing to delete
-        Compare guard = stored ? Compare::mod_revision_is(key, revision) : Compare::missing(key);
+        std::vector<Compare> guards{stored ? Compare::mod_revision_is(key, revision)
+                                           : Compare::missing(key)};
         TxnOp write = next ? TxnOp::put(key, encode_user(*next)) : TxnOp::remove(key);
-        auto result = client_.txn({guard}, {write});
+        std::vector<TxnOp> writes{write};
+        if (!next) {
+            // A deleted user owns nothing: its topics lose their owner in the same txn (each
+            // compared on the revision read), so a user created again under the name does not
+            // inherit them.
+            std::string topics = keys_.topics_prefix();
+            NARAD_ASSIGN_OR_RETURN(RangeResult all,
+                                   client_.range(topics, EtcdClient::prefix_end(topics)));
+            for (const KeyValue& kv : all.kvs) {
+                auto topic = decode_topic(kv.value);
+                if (!topic.is_ok() || topic->owner != name) continue;
+                topic->owner.clear();
+                guards.push_back(Compare::mod_revision_is(kv.key, kv.mod_revision));
+                writes.push_back(TxnOp::put(kv.key, encode_topic(*topic)));
+            }
+        }
+        auto result = client_.txn(std::move(guards), std::move(writes));
         if (!result.is_ok() && result.code() == Errc::unknown_outcome) {
             // Resolve by reading: the record as we wrote it (or gone, for a delete) means it took.
             auto now = client_.range(key);

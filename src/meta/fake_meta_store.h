@@ -196,6 +196,9 @@ class FakeMetaStore final : public MetaStore {
             next->users[std::string(name)] = **next_user;
         } else if (stored) {
             next->users.erase(std::string(name));
+            for (auto& [topic_name, topic] : next->topics) {
+                if (topic.owner == name) topic.owner.clear();
+            }
         } else {
             return next_user;
         }

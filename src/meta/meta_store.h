@@ -92,7 +92,8 @@ class MetaStore {
     // Users (security): a read-modify-write of one user's record, retried while it races another
     // write of the same record. `change` gets the stored record (nullopt: none) and returns the
     // record to store, nullopt to delete it, or an error, which aborts with nothing written.
-    // Returns what is stored afterwards. A store without users answers not_implemented.
+    // Returns what is stored afterwards. Deleting a user also clears the owner of every topic it
+    // owns, in the same write. A store without users answers not_implemented.
     using UserChange = std::function<Result<std::optional<User>>(const std::optional<User>&)>;
     virtual Result<std::optional<User>> change_user(std::string_view name,
                                                     const UserChange& change);

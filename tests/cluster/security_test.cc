@@ -333,10 +333,21 @@ TEST_F(SecurityTest, UserRoutesFollowNaradsRules) {
               404);
     EXPECT_EQ(call(node(), root(), "PUT", "/v1/users/clerk/grants", R"({})").status, 400);
 
-    // A deleted user can no longer sign in.
+    // A deleted user can no longer sign in, and owns nothing: one created again under its name
+    // does not inherit its topics.
+    EXPECT_EQ(call(node(), root(), "PUT", "/v1/users/clerk/grants",
+                   R"({"grants":[{"action":"create","patterns":["clerk-*"]}]})")
+                  .status,
+              200);
+    make_topic(node(), clerk, "clerk-own");
     EXPECT_EQ(call(node(), clerk, "GET", "/v1/topics").status, 200);
     EXPECT_EQ(call(node(), boss, "DELETE", "/v1/users/clerk").status, 204);
     EXPECT_EQ(call(node(), clerk, "GET", "/v1/topics").status, 401);
+    Answer orphan = call(node(), root(), "GET", "/v1/topics/clerk-own");
+    ASSERT_EQ(orphan.status, 200) << orphan.body;
+    EXPECT_FALSE(orphan.parsed().contains("owner")) << orphan.body;
+    add_user(node(), "clerk", "c-pw2", "[]");
+    EXPECT_EQ(call(node(), "clerk:c-pw2", "DELETE", "/v1/topics/clerk-own").status, 403);
 }
 
 TEST_F(SecurityTest, PasswordsChangeByTheirOwnerOrAnAdmin) {
