@@ -87,28 +87,43 @@ RouteHandler needs_grant(ApiContext* c, meta::Action action, RouteHandler handle
     };
 }
 
+namespace {
+
+// The handler, behind a check of the caller against the `{topic}` of the path as this node sees it
+// now; a topic this node does not know passes (the handler answers 404).
+RouteHandler topic_guard(ApiContext* c,
+                         std::function<bool(const auth::Principal&, const meta::Topic&)> allowed,
+                         std::string refusal, RouteHandler handler) {
+    return
+        [c, allowed = std::move(allowed), refusal = std::move(refusal),
+         handler = std::move(handler)](net::HttpRequest r, const PathParams& p, net::Responder d) {
+            meta::MetaSnapshot snapshot = c->store.snapshot();
+            const meta::Topic* topic = find_topic(snapshot, p);
+            if (topic != nullptr && !allowed(caller_of(*c, r), *topic)) {
+                return d(error_response(403, refusal));
+            }
+            handler(std::move(r), p, std::move(d));
+        };
+}
+
+}  // namespace
+
 RouteHandler needs_read(ApiContext* c, RouteHandler handler) {
-    return [c, handler = std::move(handler)](net::HttpRequest r, const PathParams& p,
-                                             net::Responder d) {
-        meta::MetaSnapshot snapshot = c->store.snapshot();
-        const meta::Topic* topic = find_topic(snapshot, p);
-        if (topic != nullptr && !caller_of(*c, r).can_read(topic->name, topic->owner)) {
-            return d(error_response(403, "no grant on this topic"));
-        }
-        handler(std::move(r), p, std::move(d));
-    };
+    return topic_guard(
+        c,
+        [](const auth::Principal& caller, const meta::Topic& topic) {
+            return caller.can_read(topic.name, topic.owner);
+        },
+        "no grant on this topic", std::move(handler));
 }
 
 RouteHandler needs_manage(ApiContext* c, RouteHandler handler) {
-    return [c, handler = std::move(handler)](net::HttpRequest r, const PathParams& p,
-                                             net::Responder d) {
-        meta::MetaSnapshot snapshot = c->store.snapshot();
-        const meta::Topic* topic = find_topic(snapshot, p);
-        if (topic != nullptr && !caller_of(*c, r).can_manage(topic->owner)) {
-            return d(error_response(403, "only the topic owner or an admin may modify this topic"));
-        }
-        handler(std::move(r), p, std::move(d));
-    };
+    return topic_guard(
+        c,
+        [](const auth::Principal& caller, const meta::Topic& topic) {
+            return caller.can_manage(topic.owner);
+        },
+        "only the topic owner or an admin may modify this topic", std::move(handler));
 }
 
 }  // namespace narad::api

@@ -81,7 +81,7 @@ net::HttpResponse user_not_found() { return error_response(404, "user not found"
 // A `{user}` that could not name a user is not looked up (nor put in a metastore key).
 bool known_name(const std::string& name) { return auth::validate_username(name).is_ok(); }
 
-void create_user(ApiContext* c, net::HttpRequest r, net::Responder d) {
+void create_user(ApiContext* c, net::HttpRequest r, const PathParams&, net::Responder d) {
     auth::Principal caller = caller_of(*c, r);
     if (!caller.admin()) return d(admin_required());
     auto request = decode_create_user(r.body);
@@ -121,7 +121,7 @@ void create_user(ApiContext* c, net::HttpRequest r, net::Responder d) {
             });
 }
 
-void list_users(ApiContext* c, net::HttpRequest r, net::Responder d) {
+void list_users(ApiContext* c, net::HttpRequest r, const PathParams&, net::Responder d) {
     if (!caller_of(*c, r).admin()) return d(admin_required());
     ordered users = ordered::array();
     for (const auto& [name, user] : c->store.snapshot()->users) users.push_back(user_json(user));
@@ -263,28 +263,18 @@ void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net
 
 void register_user_routes(Router& router, ApiContext& context) {
     ApiContext* c = &context;
-    router.add("POST", "/v1/users", [c](net::HttpRequest r, const PathParams&, net::Responder d) {
-        create_user(c, std::move(r), std::move(d));
-    });
-    router.add("GET", "/v1/users", [c](net::HttpRequest r, const PathParams&, net::Responder d) {
-        list_users(c, std::move(r), std::move(d));
-    });
-    router.add("GET", "/v1/users/{user}",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   get_user(c, std::move(r), p, std::move(d));
-               });
-    router.add("DELETE", "/v1/users/{user}",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   delete_user(c, std::move(r), p, std::move(d));
-               });
-    router.add("PUT", "/v1/users/{user}/grants",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   update_grants(c, std::move(r), p, std::move(d));
-               });
-    router.add("PUT", "/v1/users/{user}/password",
-               [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   change_password(c, std::move(r), p, std::move(d));
-               });
+    using Handler = void (*)(ApiContext*, net::HttpRequest, const PathParams&, net::Responder);
+    auto route = [c](Handler handler) {
+        return [c, handler](net::HttpRequest r, const PathParams& p, net::Responder d) {
+            handler(c, std::move(r), p, std::move(d));
+        };
+    };
+    router.add("POST", "/v1/users", route(create_user));
+    router.add("GET", "/v1/users", route(list_users));
+    router.add("GET", "/v1/users/{user}", route(get_user));
+    router.add("DELETE", "/v1/users/{user}", route(delete_user));
+    router.add("PUT", "/v1/users/{user}/grants", route(update_grants));
+    router.add("PUT", "/v1/users/{user}/password", route(change_password));
 }
 
 }  // namespace narad::api
