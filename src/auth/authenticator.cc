@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "auth/password.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/metrics.h"
 
@@ -68,19 +69,13 @@ std::optional<BasicCredentials> parse_basic(std::string_view authorization) {
             return std::nullopt;
         }
     }
-    std::string_view encoded = authorization.substr(kScheme.size());
-    if (encoded.empty() || encoded.size() % 4 != 0) return std::nullopt;
-    std::string decoded(encoded.size() / 4 * 3, '\0');
-    size_t length = 0;
-    if (sodium_base642bin(reinterpret_cast<unsigned char*>(decoded.data()), decoded.size(),
-                          encoded.data(), encoded.size(), nullptr, &length, nullptr,
-                          sodium_base64_VARIANT_ORIGINAL) != 0) {
-        return std::nullopt;
-    }
-    decoded.resize(length);
-    auto colon = decoded.find(':');
+    // base/'s strict decoder: the standard alphabet with its padding, nothing else (libsodium's
+    // 1.0.18 decoder takes some bytes outside the alphabet for '/').
+    std::optional<std::string> decoded = base64_decode(authorization.substr(kScheme.size()));
+    if (!decoded || decoded->empty()) return std::nullopt;
+    auto colon = decoded->find(':');
     if (colon == std::string::npos) return std::nullopt;
-    return BasicCredentials{decoded.substr(0, colon), decoded.substr(colon + 1)};
+    return BasicCredentials{decoded->substr(0, colon), decoded->substr(colon + 1)};
 }
 
 struct Authenticator::State {
