@@ -86,8 +86,12 @@ class Slot final : public net::Admission {
     bool released_ = false;     // GUARDED_BY(state_->mutex)
 };
 
-// The client's IP address, without the port.
-std::string identity_of(const net::HttpRequest& head) {
+// The user ("user:<name>", so no name can pass for an address), or the client's IP address
+// without the port.
+std::string identity_of(const net::HttpRequest& head, const InFlightOptions& options) {
+    if (options.user_of) {
+        if (auto user = options.user_of(head)) return "user:" + *user;
+    }
     const std::string& address = head.remote_address;
     auto colon = address.rfind(':');
     return colon == std::string::npos ? address : address.substr(0, colon);
@@ -168,7 +172,7 @@ std::optional<net::HttpResponse> InFlightLimits::screen(net::HttpRequest& head) 
     int64_t body =
         route->batch_body && options.max_batch_body_bytes > 0 ? charged_body_bytes(head) : 0;
     if (cap == 0 && body == 0) return std::nullopt;
-    std::string identity = identity_of(head);
+    std::string identity = identity_of(head, options);
     int64_t units = cap == 0 ? 0 : std::min(route->units, cap);
     std::lock_guard lock(state_->mutex);
     if (units > 0) {

@@ -25,6 +25,37 @@ std::string header(const net::HttpResponse& response, std::string_view name) {
     return "";
 }
 
+// Rule: a head whose user is recognised counts against that user, wherever it comes from; two users
+// behind one address have a cap each; a head nobody recognises counts against its address.
+TEST(InFlightLimitsTest, ARecognisedUserIsTheIdentity) {
+    InFlightLimits limits({.max_consume_per_identity = 1,
+                           .user_of = [](const net::HttpRequest& h) -> std::optional<std::string> {
+                               auto who = h.header("authorization");
+                               if (!who) return std::nullopt;
+                               return std::string(*who);
+                           }});
+    auto as = [](const char* user) {
+        auto request = head("GET", "/v1/topics/t/consume?wait=5s");
+        if (user != nullptr) request.headers.emplace_back("authorization", user);
+        return request;
+    };
+    auto alice = as("alice");
+    auto bob = as("bob");
+    auto anonymous = as(nullptr);
+    ASSERT_FALSE(limits.screen(alice));
+    ASSERT_FALSE(limits.screen(bob)) << "another user behind the same address";
+    ASSERT_FALSE(limits.screen(anonymous)) << "the address itself is a third identity";
+    EXPECT_EQ(limits.in_flight(Kind::consume, "user:alice"), 1);
+    EXPECT_EQ(limits.in_flight(Kind::consume, "10.0.0.1"), 1);
+    auto again = as("alice");
+    auto refused = limits.screen(again);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 429);
+    auto from_elsewhere = as("alice");
+    from_elsewhere.remote_address = "10.9.9.9:1";
+    EXPECT_TRUE(limits.screen(from_elsewhere)) << "the user's cap holds from every address";
+}
+
 // Rule: consumes per identity are capped; one more gets 429 with Narad's message and Retry-After,
 // and answering one lets the next in. Another address is another identity.
 TEST(InFlightLimitsTest, ConsumeCapPerIdentity) {

@@ -220,6 +220,24 @@ void Authenticator::authenticate(std::optional<std::string_view> authorization,
     check(credentials->user, std::move(credentials->password), std::move(done));
 }
 
+std::optional<std::string> Authenticator::recognised_user(
+    std::optional<std::string_view> authorization) const {
+    if (!authorization) return std::nullopt;
+    std::optional<BasicCredentials> credentials = parse_basic(*authorization);
+    if (!credentials) return std::nullopt;
+    meta::MetaSnapshot snapshot = state_->store.snapshot();
+    const meta::User* user = snapshot->find_user(credentials->user);
+    if (user == nullptr) return std::nullopt;
+    const Digest d = state_->digest(credentials->password);
+    std::lock_guard lock(state_->mutex);
+    auto it = state_->users.find(credentials->user);
+    if (it == state_->users.end()) return std::nullopt;
+    const UserEntry& e = it->second;
+    bool known = e.verified_hash == user->password_hash && e.verified &&
+                 sodium_memcmp(e.verified->data(), d.data(), d.size()) == 0 && e.bucket.tokens >= 1;
+    return known ? std::optional<std::string>(credentials->user) : std::nullopt;
+}
+
 void Authenticator::check(const std::string& name, std::string password,
                           std::function<void(AuthResult)> done) {
     meta::MetaSnapshot snapshot = state_->store.snapshot();

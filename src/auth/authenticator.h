@@ -69,6 +69,11 @@ class Authenticator {
     // when a user changes its own): the same throttle, cache and pool.
     void check(const std::string& user, std::string password, std::function<void(AuthResult)> done);
 
+    // The user whose credentials `authorization` carries when this node has verified exactly
+    // these before and the user is not throttled: a lookup, no hash check (flow control keys
+    // its caps by it before the request is authenticated).
+    std::optional<std::string> recognised_user(std::optional<std::string_view> authorization) const;
+
     // Queued checks answer `unavailable` without hashing; the pool's threads are joined. Call
     // before what the callbacks use is destroyed.
     void stop();

@@ -173,6 +173,18 @@ TEST_F(AuthenticatorTest, APasswordGivenApartSharesTheThrottle) {
     EXPECT_EQ(attempt(basic("alice", "wonderland")).first.outcome, AuthOutcome::throttled);
 }
 
+TEST_F(AuthenticatorTest, AUserIsRecognisedOnlyByCredentialsVerifiedBefore) {
+    const std::string right = basic("alice", "wonderland");
+    EXPECT_FALSE(auth_.recognised_user(right)) << "nothing was verified yet";
+    ASSERT_EQ(attempt(right).first.outcome, AuthOutcome::ok);
+    EXPECT_EQ(auth_.recognised_user(right), "alice");
+    EXPECT_FALSE(auth_.recognised_user(basic("alice", "other")));
+    EXPECT_FALSE(auth_.recognised_user(std::nullopt));
+    EXPECT_FALSE(auth_.recognised_user("Basic !!"));
+    add_user("alice", "looking-glass");
+    EXPECT_FALSE(auth_.recognised_user(right)) << "a changed password ends it";
+}
+
 TEST_F(AuthenticatorTest, AfterStopNothingIsHashed) {
     auth_.stop();
     EXPECT_EQ(attempt(basic("alice", "wonderland")).first.outcome, AuthOutcome::unavailable);

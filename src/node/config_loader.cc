@@ -411,7 +411,8 @@ const std::vector<Setting>& settings() {
                          "http.max_consume_in_flight_per_identity must be >= 0");
              },
          .rule = ">= 0 (0: no cap)",
-         .doc = "Concurrent consumes per client address on this node; more get `429`. A batch "
+         .doc = "Concurrent consumes per user on this node (per client address with security off, "
+                "or before the user's first sign-in here); more get `429`. A batch "
                 "consume counts as its `max`, clamped to the cap."},
         {.key = "http.max_produce_in_flight_per_identity",
          .env = "NARAD_HTTP_MAX_PRODUCE_IN_FLIGHT_PER_IDENTITY",
@@ -422,7 +423,8 @@ const std::vector<Setting>& settings() {
                          "http.max_produce_in_flight_per_identity must be >= 0");
              },
          .rule = ">= 0 (0: no cap)",
-         .doc = "Concurrent produces per client address on this node; more get `429`. A batch "
+         .doc = "Concurrent produces per user on this node (per client address with security off, "
+                "or before the user's first sign-in here); more get `429`. A batch "
                 "counts as its message count, clamped to the cap, and as one while its body is "
                 "read."},
         {.key = "http.max_batch_body_bytes_in_flight",

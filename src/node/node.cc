@@ -141,6 +141,11 @@ class Node::Impl {
             .max_consume_per_identity = config_.http.max_consume_in_flight_per_identity,
             .max_produce_per_identity = config_.http.max_produce_in_flight_per_identity,
             .max_batch_body_bytes = config_.http.max_batch_body_bytes_in_flight,
+            // Set before the server serves: with security on, the caps count per user.
+            .user_of = [this](const net::HttpRequest& head) -> std::optional<std::string> {
+                if (!authenticator_) return std::nullopt;
+                return authenticator_->recognised_user(head.header("authorization"));
+            },
         });
         router_->set_screen(
             [limits = in_flight_.get()](net::HttpRequest& head) { return limits->screen(head); });

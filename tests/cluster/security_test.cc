@@ -600,6 +600,35 @@ TEST(HostileClientsTest, SlowIdleAndGuessingClientsDoNotStarveOthers) {
     EXPECT_EQ(node.stop(), 0);
 }
 
+// With security on, the in-flight consume cap is a user's, as Narad's: one user holding its only
+// slot in a long poll does not stop another user on the same address, and is itself refused 429.
+TEST(SecurityLimitsTest, TheConsumeCapIsPerUser) {
+    TempDir dir;
+    NodeOptions options = secured();
+    options.env["NARAD_HTTP_MAX_CONSUME_IN_FLIGHT_PER_IDENTITY"] = "1";
+    NodeProcess node(dir.path() + "/data", options);
+    node.start();
+    for (const char* name : {"ann", "ben"}) {
+        add_user(node, name, "pw", R"([{"action":"consume","patterns":["*"]}])");
+        // Signed in once, so the node recognises them before authenticating the next request.
+        ASSERT_EQ(call(node, std::string(name) + ":pw", "GET", "/v1/topics").status, 200);
+    }
+    make_topic(node, root(), "capped");
+    std::thread held([&] {
+        EXPECT_EQ(call(node, "ann:pw", "GET", "/v1/topics/capped/consume?wait=5s").status, 204);
+    });
+    ASSERT_TRUE(eventually(
+        [&] { return scrape_metric(node, "narad_http_requests_in_flight").value_or(0) >= 2; },
+        seconds(5)))
+        << "ann's poll never reached the node";
+    EXPECT_EQ(call(node, "ben:pw", "GET", "/v1/topics/capped/consume?wait=0s").status, 204)
+        << "ben has a slot of his own";
+    Answer second = call(node, "ann:pw", "GET", "/v1/topics/capped/consume?wait=0s");
+    EXPECT_EQ(second.status, 429) << second.body;
+    held.join();
+    EXPECT_EQ(node.stop(), 0);
+}
+
 // Users live in the shared metastore: one made through any node signs in on every node, a topic
 // created through a node that is not the controller is owned by its caller, and a grant change
 // takes effect everywhere.
