@@ -528,35 +528,22 @@ void ack_batch(ApiContext& context, net::HttpRequest request, const PathParams& 
 void register_message_routes(Router& router, ApiContext& context) {
     ApiContext* c = &context;
     using meta::Action;
-    router.add("POST", "/v1/topics/{topic}/produce",
-               needs_grant(c, Action::produce,
-                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                               produce(*c, std::move(r), p, std::move(d));
-                           }));
-    router.add("POST", "/v1/topics/{topic}/produce/batch",
-               needs_grant(c, Action::produce,
-                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                               produce_batch(*c, std::move(r), p, std::move(d));
-                           }),
+    using Handler = void (*)(ApiContext&, net::HttpRequest, const PathParams&, net::Responder);
+    // Each route behind the grant it needs on its topic.
+    auto guarded = [c](Action action, Handler handler) {
+        return needs_grant(c, action,
+                           [c, handler](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                               handler(*c, std::move(r), p, std::move(d));
+                           });
+    };
+    router.add("POST", "/v1/topics/{topic}/produce", guarded(Action::produce, produce));
+    router.add("POST", "/v1/topics/{topic}/produce/batch", guarded(Action::produce, produce_batch),
                kMaxBatchBodyBytes);
-    // Consume covers replay (consume by offset) and every settle of what was consumed.
-    router.add("GET", "/v1/topics/{topic}/consume",
-               needs_grant(c, Action::consume,
-                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                               consume(*c, std::move(r), p, std::move(d));
-                           }));
-    // A batch ack's body is at most 64 KiB (Narad 3.1); a single ack has none.
-    router.add("POST", "/v1/topics/{topic}/ack",
-               needs_grant(c, Action::consume,
-                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                               ack(*c, std::move(r), p, std::move(d));
-                           }),
-               kMaxAckBodyBytes);
-    router.add("POST", "/v1/topics/{topic}/ack/batch",
-               needs_grant(c, Action::consume,
-                           [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                               ack_batch(*c, std::move(r), p, std::move(d));
-                           }),
+    // Consume covers replay (consume by offset) and every settle of what was consumed. A batch
+    // ack's body is at most 64 KiB (Narad 3.1); a single ack has none.
+    router.add("GET", "/v1/topics/{topic}/consume", guarded(Action::consume, consume));
+    router.add("POST", "/v1/topics/{topic}/ack", guarded(Action::consume, ack), kMaxAckBodyBytes);
+    router.add("POST", "/v1/topics/{topic}/ack/batch", guarded(Action::consume, ack_batch),
                kMaxAckBodyBytes);
 }
 
