@@ -44,13 +44,24 @@ std::string actor_of(const net::HttpRequest& request) {
 
 Router::Gate make_auth_gate(ApiContext& context, MetricsAuth metrics) {
     ApiContext* c = &context;
-    return [c, metrics](net::HttpRequest request, Router::Route route, net::Responder refuse) {
+    // What follows authentication: the cluster routes are an admin's.
+    auto admit = [c](net::HttpRequest request, const Router::Route& route,
+                     const net::Responder& refuse) {
+        if (request.path.starts_with("/v1/cluster/") && !caller_of(*c, request).admin()) {
+            return refuse(error_response(403, "admin privileges required"));
+        }
+        route(std::move(request));
+    };
+    return [c, metrics, admit](net::HttpRequest request, Router::Route route,
+                               net::Responder refuse) {
         if (c->authenticator == nullptr || open_path(request.path, metrics)) {
             return route(std::move(request));
         }
+        // The flow-control screen already recognised these credentials from the cache.
+        if (!request.user.empty()) return admit(std::move(request), route, refuse);
         auto shared = std::make_shared<net::HttpRequest>(std::move(request));
         std::optional<std::string_view> header = shared->header("authorization");  // in *shared
-        c->authenticator->authenticate(header, [c, shared, route = std::move(route),
+        c->authenticator->authenticate(header, [admit, shared, route = std::move(route),
                                                 refuse =
                                                     std::move(refuse)](auth::AuthResult result) {
             switch (result.outcome) {
@@ -68,10 +79,7 @@ Router::Gate make_auth_gate(ApiContext& context, MetricsAuth metrics) {
                 }
             }
             shared->user = std::move(result.user);
-            if (shared->path.starts_with("/v1/cluster/") && !caller_of(*c, *shared).admin()) {
-                return refuse(error_response(403, "admin privileges required"));
-            }
-            route(std::move(*shared));
+            admit(std::move(*shared), route, refuse);
         });
     };
 }

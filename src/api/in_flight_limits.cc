@@ -88,10 +88,8 @@ class Slot final : public net::Admission {
 
 // The user ("user:<name>", so no name can pass for an address), or the client's IP address
 // without the port.
-std::string identity_of(const net::HttpRequest& head, const InFlightOptions& options) {
-    if (options.user_of) {
-        if (auto user = options.user_of(head)) return "user:" + *user;
-    }
+std::string identity_of(const net::HttpRequest& head) {
+    if (!head.user.empty()) return "user:" + head.user;
     const std::string& address = head.remote_address;
     auto colon = address.rfind(':');
     return colon == std::string::npos ? address : address.substr(0, colon);
@@ -172,7 +170,12 @@ std::optional<net::HttpResponse> InFlightLimits::screen(net::HttpRequest& head) 
     int64_t body =
         route->batch_body && options.max_batch_body_bytes > 0 ? charged_body_bytes(head) : 0;
     if (cap == 0 && body == 0) return std::nullopt;
-    std::string identity = identity_of(head, options);
+    // A head whose credentials the node recognises is that user's (and authenticated: the
+    // request's `user` is set, so the gate does not look at them again).
+    if (options.user_of && head.user.empty()) {
+        if (auto user = options.user_of(head)) head.user = std::move(*user);
+    }
+    std::string identity = identity_of(head);
     int64_t units = cap == 0 ? 0 : std::min(route->units, cap);
     std::lock_guard lock(state_->mutex);
     if (units > 0) {

@@ -29,6 +29,7 @@ struct InFlightOptions {
     int64_t max_produce_per_identity = 0;
     int64_t max_batch_body_bytes = 256ll << 20;
     // The user of a head whose credentials are known good already (nullopt: count by address).
+    // screen() sets the head's `user` to it: the request is then authenticated.
     std::function<std::optional<std::string>(const net::HttpRequest& head)> user_of;
 };
 

@@ -43,8 +43,10 @@ TEST(InFlightLimitsTest, ARecognisedUserIsTheIdentity) {
     auto bob = as("bob");
     auto anonymous = as(nullptr);
     ASSERT_FALSE(limits.screen(alice));
+    EXPECT_EQ(alice.user, "alice") << "a recognised head is authenticated: the gate skips it";
     ASSERT_FALSE(limits.screen(bob)) << "another user behind the same address";
     ASSERT_FALSE(limits.screen(anonymous)) << "the address itself is a third identity";
+    EXPECT_TRUE(anonymous.user.empty());
     EXPECT_EQ(limits.in_flight(Kind::consume, "user:alice"), 1);
     EXPECT_EQ(limits.in_flight(Kind::consume, "10.0.0.1"), 1);
     auto again = as("alice");

@@ -5,11 +5,13 @@
 namespace narad::api {
 namespace {
 
-net::HttpResponse call(Router& router, std::string method, std::string path) {
+net::HttpResponse call(Router& router, std::string method, std::string path,
+                       net::Headers headers = {}) {
     net::HttpRequest request;
     request.method = std::move(method);
     request.path = path;
     request.target = path;
+    request.headers = std::move(headers);
     net::HttpResponse out;
     router.handle(std::move(request), [&](net::HttpResponse r) { out = std::move(r); });
     return out;
@@ -167,13 +169,7 @@ TEST_F(RouterTest, TheGateDecidesBeforeAnyRouteRuns) {
     EXPECT_EQ(call(router_, "GET", "/v1/who").status, 401);
     EXPECT_EQ(call(router_, "GET", "/no/such").status, 401) << "the gate runs before routing";
     EXPECT_TRUE(seen.empty());
-    net::HttpRequest request;
-    request.method = "GET";
-    request.path = request.target = "/v1/who";
-    request.headers.emplace_back("authorization", "x");
-    net::HttpResponse out;
-    router_.handle(std::move(request), [&](net::HttpResponse r) { out = std::move(r); });
-    EXPECT_EQ(out.status, 200);
+    EXPECT_EQ(call(router_, "GET", "/v1/who", {{"authorization", "x"}}).status, 200);
     EXPECT_EQ(seen, std::vector<std::string>{"alice"});
     EXPECT_EQ(call(router_, "GET", "/open").status, 404) << "admitted, then routed";
 }
@@ -193,13 +189,8 @@ TEST(RouterGateTest, CredentialsComeBeforeTheContentTypeGuard) {
         refuse(std::move(no));
     });
     EXPECT_EQ(call(router, "POST", "/v1/x").status, 401);
-    net::HttpRequest request;
-    request.method = "POST";
-    request.path = request.target = "/v1/x";
-    request.headers.emplace_back("authorization", "x");
-    net::HttpResponse out;
-    router.handle(std::move(request), [&](net::HttpResponse r) { out = std::move(r); });
-    EXPECT_EQ(out.status, 415) << "signed in, the guard still applies";
+    EXPECT_EQ(call(router, "POST", "/v1/x", {{"authorization", "x"}}).status, 415)
+        << "signed in, the guard still applies";
 }
 
 }  // namespace
