@@ -99,39 +99,6 @@ void partition_stats(ApiContext& context, const std::string& topic, net::Respond
 
 }  // namespace
 
-bool constant_time_equals(std::string_view a, std::string_view b) {
-    // Walk the longer length so the time does not depend on the contents; a length difference
-    // still makes the result false.
-    size_t length = std::max(a.size(), b.size());
-    unsigned char difference = a.size() == b.size() ? 0 : 1;
-    for (size_t i = 0; i < length; ++i) {
-        unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-        unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-        difference |= static_cast<unsigned char>(x ^ y);
-    }
-    // Keep the compiler from turning the loop into an early-exit compare.
-    volatile unsigned char result = difference;
-    return result == 0;
-}
-
-InternalRouter::InternalRouter(Clock& clock, std::string secret)
-    : router_(clock), secret_(std::move(secret)) {}
-
-std::optional<net::HttpResponse> InternalRouter::screen(net::HttpRequest& head) {
-    if (secret_.empty()) return error_response(403, "cluster secret not configured");
-    auto presented = head.header(kClusterSecretHeader);
-    if (!presented || !constant_time_equals(*presented, secret_)) {
-        return error_response(403, "invalid or missing cluster secret");
-    }
-    return std::nullopt;
-}
-
-void InternalRouter::handle(net::HttpRequest request, net::Responder respond) {
-    // The server screened the head already; checked again for callers that skip the server.
-    if (auto refusal = screen(request)) return respond(std::move(*refusal));
-    router_.handle(std::move(request), std::move(respond));
-}
-
 void register_internal_commit_route(Router& router, InternalCommitContext& context) {
     InternalCommitContext* c = &context;
     router.add("POST", "/internal/v1/commit",

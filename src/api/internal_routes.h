@@ -1,9 +1,8 @@
 // The node-to-node API, served only on the cluster port (DESIGN.md "Public HTTP API", last
-// paragraph). InternalRouter is the cluster port's HttpHandler: every request must carry the
-// cluster secret in `x-narad-cluster-secret` (compared in constant time). It is checked on the
-// head, before any body byte is read; a missing or wrong one is 403 with the connection closed,
-// and a node with no secret configured refuses every call the same way. Behind it, routes under
-// /internal/v1/:
+// paragraph). InternalRouter is the cluster port's HttpHandler: its routes behind a
+// net::ClusterGuard, so a connection must prove the cluster secret (current or, during a
+// rotation, previous) before any route sees a request, and a request on an unproved connection is
+// refused on its head. Routes under /internal/v1/:
 //   POST /internal/v1/commit?topic=&incarnation=&partition=   body: wal/commit_codec.h records
 //   GET  /internal/v1/topics/{topic}/consume       as the public consume, local partitions only
 //   POST /internal/v1/topics/{topic}/ack           as the public ack, for partitions owned here
@@ -19,28 +18,30 @@
 
 #include "api/api.h"
 #include "api/router.h"
+#include "net/cluster_guard.h"
 #include "wal/dispatcher.h"
 
 namespace narad::api {
 
-inline constexpr std::string_view kClusterSecretHeader = "x-narad-cluster-secret";
-
-// Equal in time that depends only on the lengths, never on where the first difference is.
-bool constant_time_equals(std::string_view a, std::string_view b);
-
 class InternalRouter final : public net::HttpHandler {
   public:
-    // An empty `secret` refuses every call (403 "cluster secret not configured").
-    InternalRouter(Clock& clock, std::string secret);
+    // With PlaneAccess::proved and no secrets every call is refused (403 "cluster secret not
+    // configured").
+    InternalRouter(Clock& clock, auth::ClusterSecrets secrets,
+                   net::PlaneAccess access = net::PlaneAccess::proved)
+        : router_(clock), guard_(std::move(secrets), access, router_) {}
 
     Router& routes() { return router_; }
-    void handle(net::HttpRequest request, net::Responder respond) override;
-    // 403 unless the head carries the cluster secret.
-    std::optional<net::HttpResponse> screen(net::HttpRequest& head) override;
+    void handle(net::HttpRequest request, net::Responder respond) override {
+        guard_.handle(std::move(request), std::move(respond));
+    }
+    std::optional<net::HttpResponse> screen(net::HttpRequest& head) override {
+        return guard_.screen(head);
+    }
 
   private:
     Router router_;
-    std::string secret_;
+    net::ClusterGuard guard_;
 };
 
 // What the commit route needs (kept apart so it is testable without a whole node).

@@ -5,83 +5,53 @@
 #include <future>
 #include <mutex>
 
+#include "api/respond.h"
 #include "meta/fake_meta_store.h"
+#include "net/test_support.h"
 #include "wal/commit_codec.h"
 
 namespace narad::api {
 namespace {
 
-constexpr auto kPatience = std::chrono::seconds(30);
-
+// One request on a connection in `connection`'s state, screened and handled as the server runs
+// it.
 net::HttpResponse call(net::HttpHandler& handler, std::string method, std::string target,
-                       std::optional<std::string> secret, std::string body = "") {
+                       const std::shared_ptr<net::ConnectionState>& connection,
+                       std::string body = "") {
     net::HttpRequest request;
     request.method = std::move(method);
-    request.target = target;
-    EXPECT_TRUE(net::parse_target(target, request.path, request.query));
-    if (secret) request.headers.emplace_back(std::string(kClusterSecretHeader), *secret);
+    request.target = std::move(target);
+    request.connection = connection;
     request.body = std::move(body);
-    auto done = std::make_shared<std::promise<net::HttpResponse>>();
-    auto future = done->get_future();
-    handler.handle(std::move(request), [done](net::HttpResponse r) { done->set_value(r); });
-    if (future.wait_for(kPatience) != std::future_status::ready) {
-        ADD_FAILURE() << "no response";
-        return {};
-    }
-    return future.get();
+    return net::testing::screen_and_handle(handler, std::move(request));
 }
 
-// Rule: the secret compare is true only for identical strings, whatever the lengths.
-TEST(ConstantTimeEqualsTest, OnlyIdenticalStringsAreEqual) {
-    EXPECT_TRUE(constant_time_equals("secret", "secret"));
-    EXPECT_TRUE(constant_time_equals("", ""));
-    EXPECT_FALSE(constant_time_equals("secret", "secreT"));
-    EXPECT_FALSE(constant_time_equals("secret", "secret2"));
-    EXPECT_FALSE(constant_time_equals("secret", ""));
-    EXPECT_FALSE(constant_time_equals("", "x"));
-    EXPECT_FALSE(constant_time_equals(std::string_view("a\0b", 3), std::string_view("a\0c", 3)));
+std::shared_ptr<net::ConnectionState> proven() {
+    auto connection = std::make_shared<net::ConnectionState>();
+    connection->authenticated = true;
+    return connection;
 }
 
-class InternalRouterTest : public ::testing::Test {
-  protected:
-    void add_ping(InternalRouter& router) {
-        router.routes().add("GET", "/internal/v1/ping",
-                            [](net::HttpRequest, const PathParams&, net::Responder respond) {
-                                net::HttpResponse response;
-                                response.body = "pong";
-                                respond(std::move(response));
-                            });
-    }
-    FakeClock clock_;
-};
-
-// Rule: with no secret configured every internal call is refused 403, even one carrying a
-// header (an empty secret must never match an empty header).
-TEST_F(InternalRouterTest, NoSecretConfiguredRefusesEverything) {
-    InternalRouter router(clock_, "");
-    add_ping(router);
-    auto response = call(router, "GET", "/internal/v1/ping", std::string(""));
-    EXPECT_EQ(response.status, 403);
-    EXPECT_NE(response.body.find("cluster secret not configured"), std::string::npos);
-    EXPECT_EQ(call(router, "GET", "/internal/v1/ping", std::nullopt).status, 403);
-}
-
-// Rule: a missing or wrong secret is 403 with a JSON error; the right one reaches the route.
-TEST_F(InternalRouterTest, SecretIsRequiredAndChecked) {
-    InternalRouter router(clock_, "s3cret");
-    add_ping(router);
-    auto missing = call(router, "GET", "/internal/v1/ping", std::nullopt);
-    EXPECT_EQ(missing.status, 403);
-    EXPECT_EQ(missing.content_type, "application/json");
-    EXPECT_NE(missing.body.find("\"error\""), std::string::npos);
-    EXPECT_EQ(call(router, "GET", "/internal/v1/ping", std::string("s3cre")).status, 403);
-    EXPECT_EQ(call(router, "GET", "/internal/v1/ping", std::string("s3cret ")).status, 403);
-    auto ok = call(router, "GET", "/internal/v1/ping", std::string("s3cret"));
-    EXPECT_EQ(ok.status, 200);
-    EXPECT_EQ(ok.body, "pong");
-    // Unknown paths are 404 only after authentication.
-    EXPECT_EQ(call(router, "GET", "/internal/v1/nope", std::nullopt).status, 403);
-    EXPECT_EQ(call(router, "GET", "/internal/v1/nope", std::string("s3cret")).status, 404);
+// Rule: the internal routes sit behind the cluster guard: an unproved connection is refused 403
+// even for an unknown path, a proved one reaches the routes (404 for an unknown one), and with no
+// secret nothing passes.
+TEST(InternalRouterTest, RoutesSitBehindTheClusterGuard) {
+    FakeClock clock;
+    InternalRouter router(clock, {.current = "s3cret"});
+    router.routes().add("GET", "/internal/v1/ping",
+                        [](net::HttpRequest, const PathParams&, net::Responder respond) {
+                            respond(json_response(200, "{}"));
+                        });
+    EXPECT_EQ(
+        call(router, "GET", "/internal/v1/ping", std::make_shared<net::ConnectionState>()).status,
+        403);
+    EXPECT_EQ(
+        call(router, "GET", "/internal/v1/nope", std::make_shared<net::ConnectionState>()).status,
+        403);
+    EXPECT_EQ(call(router, "GET", "/internal/v1/ping", proven()).status, 200);
+    EXPECT_EQ(call(router, "GET", "/internal/v1/nope", proven()).status, 404);
+    InternalRouter closed(clock, {});
+    EXPECT_EQ(call(closed, "GET", "/internal/v1/nope", proven()).status, 403);
 }
 
 // Records commits; answers with a scripted status.
@@ -121,8 +91,7 @@ class InternalCommitTest : public ::testing::Test {
         return wal::commit_codec::encode(records).value();
     }
     net::HttpResponse post(std::string query, std::string payload) {
-        return call(router_, "POST", "/internal/v1/commit?" + query, std::string("s"),
-                    std::move(payload));
+        return call(router_, "POST", "/internal/v1/commit?" + query, proven(), std::move(payload));
     }
 
     FakeClock clock_;
@@ -130,7 +99,7 @@ class InternalCommitTest : public ::testing::Test {
     RecordingCommitter committer_;
     ThreadPool pool_{"test-commit", 2};
     InternalCommitContext context_{store_, NodeId("me"), committer_, pool_};
-    InternalRouter router_{clock_, "s"};
+    InternalRouter router_{clock_, {.current = "s"}};
 };
 
 // Rule: the owner commits a well-formed batch for its partition through the local committer,

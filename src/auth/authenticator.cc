@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "auth/password.h"
+#include "auth/sodium.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -93,7 +94,7 @@ struct Authenticator::State {
 
     State(const meta::MetaStore& s, Clock& c, AuthenticatorOptions o)
         : store(s), clock(c), options(o) {
-        if (sodium_init() < 0) NARAD_LOG_ERROR("libsodium failed to initialise");
+        init_sodium();
         randombytes_buf(key.data(), key.size());
         node_budget.tokens = options.node_burst;
         node_budget.refilled = clock.now();

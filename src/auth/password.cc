@@ -4,18 +4,15 @@
 
 #include <array>
 
+#include "auth/sodium.h"
 #include "base/assert.h"
 
 namespace narad::auth {
-
-namespace {
 
 void init_sodium() {
     static const bool ready = sodium_init() >= 0;
     NARAD_ASSERT(ready, "libsodium failed to initialise");
 }
-
-}  // namespace
 
 Result<std::string> hash_password(std::string_view password, HashCost cost) {
     init_sodium();

@@ -29,6 +29,16 @@ class Admission {
     }
 };
 
+// What a handler keeps about one connection while it stays open (the cluster port's proof of the
+// secret, auth/cluster_proof.h). HttpServer makes one per connection and hands it to every
+// request on it; a connection's requests are screened and handled one after another, so it needs
+// no lock.
+struct ConnectionState {
+    std::string client_nonce;
+    std::string server_nonce;
+    bool authenticated = false;
+};
+
 struct HttpRequest {
     std::string method;  // "GET", "POST", ...
     std::string target;  // as received: path and query
@@ -40,6 +50,7 @@ struct HttpRequest {
     // The user the request authenticated as (Router::set_gate); empty with security off.
     std::string user;
     std::shared_ptr<Admission> admission;  // set by HttpHandler::screen, if anything was reserved
+    std::shared_ptr<ConnectionState> connection;  // set by HttpServer
 
     // The first value of a header (name lower-case), if present.
     std::optional<std::string_view> header(std::string_view name) const;
@@ -66,7 +77,8 @@ class HttpHandler {
     // thread and call `respond` from there).
     virtual void handle(HttpRequest request, Responder respond) = 0;
     // Runs on a server thread as soon as the request line and headers are in, before any byte of
-    // the body is read or buffered (`head.body` is empty). A response refuses the request: it is
+    // the body is read or buffered (`head.body` is empty; path, query, remote address and
+    // connection are set). A response refuses the request: it is
     // sent and the connection closed, without reading the body. It may reserve capacity for the
     // request in `head.admission`. Must not block.
     virtual std::optional<HttpResponse> screen(HttpRequest& head) {

@@ -51,11 +51,11 @@ class HttpClient::Impl {
         maybe_delivered_ = false;
         if (connected_ && connection_dropped()) disconnect();
         bool reused = connected_;
-        if (!connected_) NARAD_RETURN_IF_ERROR(connect());
+        if (!connected_) NARAD_RETURN_IF_ERROR(open());
         bool may_resend = false;
         auto result = exchange(method, target, body, content_type, headers, may_resend);
         if (result.is_ok() || !reused || !may_resend) return result;
-        NARAD_RETURN_IF_ERROR(connect());
+        NARAD_RETURN_IF_ERROR(open());
         return exchange(method, target, body, content_type, headers, may_resend);
     }
 
@@ -142,6 +142,28 @@ class HttpClient::Impl {
         }
         stream_.socket().set_option(tcp::no_delay(true), ec);
         connected_ = true;
+        return Status::ok();
+    }
+
+    // A new connection, with its handshake done.
+    Status open() {
+        NARAD_RETURN_IF_ERROR(connect());
+        if (!options_.on_connect) return Status::ok();
+        Status shook = options_.on_connect(
+            [this](std::string_view method, std::string_view target, const Headers& headers) {
+                bool unused = false;
+                return exchange(method, target, {}, "application/json", headers, unused);
+            });
+        // Only the handshake went out: the caller's request was not sent.
+        maybe_delivered_ = false;
+        if (!shook.is_ok()) {
+            disconnect();
+            return shook.with_context("connection handshake with " + where_);
+        }
+        if (!connected_) {
+            return Status(Errc::peer_error, "connection handshake with " + where_ +
+                                                " ended with the connection closed");
+        }
         return Status::ok();
     }
 

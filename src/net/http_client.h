@@ -23,6 +23,10 @@
 
 namespace narad::net {
 
+// Sends one request on the connection just made, never resent: what a connection handshake uses.
+using ConnectionExchange = std::function<Result<HttpResponse>(
+    std::string_view method, std::string_view target, const Headers& headers)>;
+
 struct ClientOptions {
     std::string host = "127.0.0.1";
     uint16_t port = 7942;
@@ -34,6 +38,10 @@ struct ClientOptions {
     std::string client_name = "narad-cli";
     // A larger response body fails the request (Errc::peer_error).
     uint64_t response_body_limit_bytes = uint64_t{1} << 30;
+    // Runs on every new connection before the first request goes out on it (the cluster port's
+    // proof of the secret). An error closes the connection and fails the request, which was then
+    // not sent (last_request_maybe_delivered() is false).
+    std::function<Status(const ConnectionExchange&)> on_connect;
 };
 
 class HttpClient {

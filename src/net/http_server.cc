@@ -247,7 +247,11 @@ class Session : public std::enable_shared_from_this<Session> {
             // The head is in and nothing of the body has been read yet: the handler may refuse
             // the request now (the cluster port's secret), before the body costs anything.
             screened_ = true;
+            if (!parse_target(request_.target, request_.path, request_.query)) {
+                return send_error(400, "malformed request");
+            }
             request_.remote_address = remote_address_;
+            request_.connection = connection_;
             if (auto refusal = server_.handler().screen(request_)) return refuse(*refusal);
             uint64_t limit = std::min(
                 server_.handler().body_limit(request_).value_or(server_.options().body_limit_bytes),
@@ -307,10 +311,7 @@ class Session : public std::enable_shared_from_this<Session> {
     void dispatch() {
         sent_continue_ = false;
         if (server_.stopping()) return close();
-        if (!parse_target(request_.target, request_.path, request_.query)) {
-            return send_error(400, "malformed request");
-        }
-        request_.remote_address = remote_address_;
+        // The target was parsed, and the remote address set, when the head was screened.
         version_ = reader_.version();
         keep_alive_ = reader_.keep_alive();
         head_request_ = request_.method == "HEAD";
@@ -428,6 +429,7 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::tcp_stream stream_;
     beast::flat_buffer buffer_;
     std::string remote_address_;
+    std::shared_ptr<ConnectionState> connection_ = std::make_shared<ConnectionState>();
     Phase phase_ = Phase::idle;
     HttpRequest request_;
     RequestReader reader_;  // writes into request_

@@ -77,6 +77,55 @@ std::optional<std::pair<std::string, uint16_t>> split_address(std::string_view a
 
 }  // namespace
 
+std::function<Status(const ConnectionExchange&)> cluster_handshake(auth::ClusterSecrets secrets) {
+    return [secrets = std::move(secrets)](const ConnectionExchange& exchange) -> Status {
+        std::string client_nonce = auth::make_nonce();
+        auto hello = exchange("POST", auth::kClusterHelloPath,
+                              {{std::string(auth::kClusterNonceHeader), client_nonce}});
+        if (!hello.is_ok()) return hello.status();
+        if (hello->status != 200) {
+            return Status(Errc::forbidden, "the peer refused the cluster handshake (" +
+                                               std::to_string(hello->status) + "): " + hello->body);
+        }
+        auto header = [](const HttpResponse& response, std::string_view name) {
+            for (const auto& [key, value] : response.headers) {  // names are lower-case
+                if (key == name) return std::string_view(value);
+            }
+            return std::string_view();
+        };
+        std::string server_nonce(header(*hello, auth::kClusterNonceHeader));
+        std::string_view proofs = header(*hello, auth::kClusterProofHeader);
+        std::optional<size_t> held;
+        if (auth::valid_nonce(server_nonce) && server_nonce != client_nonce) {
+            // One proof per secret the peer holds, comma-separated.
+            while (!held && !proofs.empty()) {
+                size_t comma = proofs.find(',');
+                std::string_view proof = proofs.substr(0, comma);
+                held = auth::matching_secret(secrets, auth::ProofRole::server, client_nonce,
+                                             server_nonce, proof);
+                proofs.remove_prefix(comma == std::string_view::npos ? proofs.size() : comma + 1);
+            }
+        }
+        if (!held) {
+            return Status(Errc::forbidden,
+                          "the peer did not prove that it holds this node's cluster secret "
+                          "(NARAD_CLUSTER_SECRET differs?); nothing was sent to it");
+        }
+        std::string proof = auth::cluster_proof(secrets.held()[*held], auth::ProofRole::client,
+                                                client_nonce, server_nonce);
+        auto accepted = exchange("POST", auth::kClusterProofPath,
+                                 {{std::string(auth::kClusterProofHeader), proof}});
+        if (!accepted.is_ok()) return accepted.status();
+        if (accepted->status != 204) {
+            return Status(Errc::forbidden,
+                          "the peer refused this node's proof of the cluster "
+                          "secret (" +
+                              std::to_string(accepted->status) + "): " + accepted->body);
+        }
+        return Status::ok();
+    };
+}
+
 PeerPool::PeerPool(Resolver resolver, PeerPoolOptions options)
     : resolver_(std::move(resolver)), options_(std::move(options)) {}
 
@@ -95,6 +144,7 @@ std::unique_ptr<HttpClient> PeerPool::take(const std::string& address, const std
     client_options.host = host;
     client_options.port = port;
     client_options.response_body_limit_bytes = options_.response_body_limit_bytes;
+    if (!options_.secrets.empty()) client_options.on_connect = cluster_handshake(options_.secrets);
     return std::make_unique<HttpClient>(client_options);
 }
 
@@ -125,10 +175,9 @@ Result<PeerReply> PeerPool::call(const NodeId& node, std::string_view method,
     std::unique_ptr<HttpClient> client = take(*address, split->first, split->second);
     timeout = std::max(timeout, Millis(1));
     client->set_timeouts(std::min(timeout, options_.connect_timeout_max), timeout);
-    Headers headers{{std::string(kClusterSecretHeader), options_.secret}};
     std::string op = rpc_operation(target);
     auto started = std::chrono::steady_clock::now();
-    auto response = client->request(method, target, body, content_type, headers);
+    auto response = client->request(method, target, body, content_type);
     rpc_metrics().seconds.with({op}).observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (!response.is_ok()) {

@@ -1,7 +1,9 @@
 // PeerPool: the real PeerClient. It resolves a node id to that node's cluster host:port through
 // an injected resolver (node/ wires the metastore's member list), keeps up to
-// `idle_clients_per_peer` keep-alive HttpClients per address in a free list, and sends every call
-// with the cluster secret in `x-narad-cluster-secret`.
+// `idle_clients_per_peer` keep-alive HttpClients per address in a free list. Every new connection
+// first proves the cluster secret both ways (auth/cluster_proof.h, cluster_handshake below): a
+// call goes only to a peer that has proved it holds the secret, and the secret itself is never
+// sent. With no secrets (security off and none configured) calls go out unproved.
 //
 // Failure mapping (base/peer_client.h): a node the resolver does not know is Errc::not_found; a
 // call that failed before any byte of the request was sent (resolve or connect refused / timed
@@ -21,19 +23,23 @@
 #include <string>
 #include <vector>
 
+#include "auth/cluster_proof.h"
 #include "base/peer_client.h"
 #include "net/http_client.h"
 
 namespace narad::net {
 
-inline constexpr std::string_view kClusterSecretHeader = "x-narad-cluster-secret";
+// The dialling side of the cluster handshake, for ClientOptions::on_connect. It fails with
+// Errc::forbidden, before anything else is sent, when the peer cannot prove a secret held here or
+// refuses this node's proof (PeerPool reports such a call as Errc::peer_error: never sent).
+std::function<Status(const ConnectionExchange&)> cluster_handshake(auth::ClusterSecrets secrets);
 
 // The `op` label of narad_cluster_rpc_* for a node-to-node target: the route without topic names
 // or partitions ("commit", "consume", "ack_batch", "move_chunk").
 std::string rpc_operation(std::string_view target);
 
 struct PeerPoolOptions {
-    std::string secret;  // sent with every call
+    auth::ClusterSecrets secrets;  // proved on every new connection; empty: none
     Millis connect_timeout_max{2'000};
     uint32_t idle_clients_per_peer = 8;
     uint64_t response_body_limit_bytes = 64ull << 20;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/metrics.h"
+#include "net/cluster_guard.h"
 #include "net/http_server.h"
 #include "net/test_support.h"
 
@@ -59,9 +60,9 @@ class PeerPoolTest : public ::testing::Test {
         parked_.clear();
     }
 
-    PeerPool pool(std::string secret = "s3cret") {
+    PeerPool pool(auth::ClusterSecrets secrets = {}) {
         PeerPoolOptions options;
-        options.secret = std::move(secret);
+        options.secrets = std::move(secrets);
         options.idle_clients_per_peer = 2;
         return PeerPool(
             [this](const NodeId& node) -> std::optional<std::string> {
@@ -73,26 +74,46 @@ class PeerPoolTest : public ::testing::Test {
     }
 
     std::mutex mutex_;
-    std::vector<std::string> secrets_;  // GUARDED_BY(mutex_)
-    std::vector<Responder> parked_;     // GUARDED_BY(mutex_) requests never answered
-    bool park_ = false;                 // GUARDED_BY(mutex_)
+    std::vector<HttpRequest> seen_;  // GUARDED_BY(mutex_) every request, in order
+    std::vector<Responder> parked_;  // GUARDED_BY(mutex_) requests never answered
+    bool park_ = false;              // GUARDED_BY(mutex_)
     FunctionHandler handler_{[this](HttpRequest request, Responder respond) {
         std::lock_guard lock(mutex_);
-        secrets_.emplace_back(request.header(kClusterSecretHeader).value_or("<none>"));
+        seen_.push_back(request);
         if (park_) {
             parked_.push_back(std::move(respond));
             return;
         }
         respond(text_response(201, request.method + " " + request.target + " " + request.body));
     }};
+    // Serves from now on behind a ClusterGuard holding `secrets`, on a new port.
+    void serve_with(auth::ClusterSecrets secrets) {
+        server_->stop();
+        guard_ = std::make_unique<ClusterGuard>(std::move(secrets), PlaneAccess::proved, handler_);
+        ServerOptions options;
+        options.address = "127.0.0.1";
+        options.port = 0;
+        options.shutdown_grace = Millis(100);
+        server_ = std::make_unique<HttpServer>(options, *guard_);
+        ASSERT_TRUE(server_->start().is_ok());
+        address_ = "127.0.0.1:" + std::to_string(server_->port());
+    }
+    std::vector<std::string> seen_targets() {
+        std::lock_guard lock(mutex_);
+        std::vector<std::string> targets;
+        for (const auto& request : seen_) targets.push_back(request.target);
+        return targets;
+    }
+
     ClosedPort closed_;
+    std::unique_ptr<ClusterGuard> guard_;
     std::unique_ptr<HttpServer> server_;
     std::string address_;
 };
 
-// Rule: a call reaches the resolved node with the cluster secret header, any HTTP status is a
-// successful reply, and the keep-alive client goes back to the pool for the next call.
-TEST_F(PeerPoolTest, CallCarriesSecretAndReusesPooledClient) {
+// Rule: a call reaches the resolved node, any HTTP status is a successful reply, and the
+// keep-alive client goes back to the pool for the next call.
+TEST_F(PeerPoolTest, CallReachesNodeAndReusesPooledClient) {
     PeerPool peers = pool();
     for (int i = 0; i < 3; ++i) {
         auto reply = peers.call(NodeId("b"), "POST", "/internal/v1/x?a=1", "body", "text/plain",
@@ -102,10 +123,70 @@ TEST_F(PeerPoolTest, CallCarriesSecretAndReusesPooledClient) {
         EXPECT_EQ(reply->body, "POST /internal/v1/x?a=1 body");
         EXPECT_EQ(peers.idle_clients(address_), 1u);
     }
-    std::lock_guard lock(mutex_);
-    ASSERT_EQ(secrets_.size(), 3u);
-    for (const auto& secret : secrets_) EXPECT_EQ(secret, "s3cret");
+    EXPECT_EQ(seen_targets().size(), 3u);
     EXPECT_EQ(server_->stats().connections_open, 1u);
+}
+
+// Rule: with a secret, a new connection proves it both ways before the first call, once per
+// connection, and no call carries the secret (the handshake sends only HMACs of nonces).
+TEST_F(PeerPoolTest, NewConnectionProvesTheSecretOnceAndNeverSendsIt) {
+    serve_with({.current = "s3cret"});
+    PeerPool peers = pool({.current = "s3cret"});
+    for (int i = 0; i < 3; ++i) {
+        auto reply =
+            peers.call(NodeId("b"), "POST", "/internal/v1/x", "body", "text/plain", Millis(10'000));
+        ASSERT_TRUE(reply.is_ok()) << reply.status().to_string();
+        EXPECT_EQ(reply->status, 201);
+    }
+    // Only the calls reach the peer's routes: the guard answered the handshake.
+    std::vector<std::string> expected(3, "/internal/v1/x");
+    EXPECT_EQ(seen_targets(), expected);
+    EXPECT_EQ(server_->stats().connections_open, 1u);
+    std::lock_guard lock(mutex_);
+    for (const auto& request : seen_) {
+        EXPECT_EQ(request.body.find("s3cret"), std::string::npos);
+        for (const auto& [name, value] : request.headers) {
+            EXPECT_EQ(value.find("s3cret"), std::string::npos) << name;
+        }
+    }
+}
+
+// Rule: a peer that cannot prove the secret gets nothing but the opening nonce: the call fails as
+// never sent (peer_error), and the call never reaches it.
+TEST_F(PeerPoolTest, PeerThatCannotProveTheSecretGetsNothing) {
+    serve_with({.current = "impostor"});
+    PeerPool peers = pool({.current = "s3cret"});
+    auto reply =
+        peers.call(NodeId("b"), "POST", "/internal/v1/x", "payload", "text/plain", Millis(10'000));
+    ASSERT_FALSE(reply.is_ok());
+    EXPECT_EQ(reply.code(), Errc::peer_error);
+    EXPECT_NE(reply.status().message().find("did not prove"), std::string::npos)
+        << reply.status().to_string();
+    EXPECT_TRUE(seen_targets().empty());
+    EXPECT_EQ(peers.idle_clients(address_), 0u);
+}
+
+// Rule: during a rotation a node holding the new and the old secret and a node holding only one
+// of them still prove to each other, in both directions; a node holding neither does not.
+TEST_F(PeerPoolTest, RotationKeepsOldAndNewNodesTalking) {
+    struct Case {
+        auth::ClusterSecrets client, server;
+        bool works;
+    };
+    std::vector<Case> cases{
+        {{.current = "new", .previous = "old"}, {.current = "old"}, true},
+        {{.current = "old"}, {.current = "new", .previous = "old"}, true},
+        {{.current = "new", .previous = "old"}, {.current = "new"}, true},
+        {{.current = "old"}, {.current = "new"}, false},
+    };
+    for (const Case& c : cases) {
+        serve_with(c.server);
+        PeerPool peers = pool(c.client);
+        auto reply = peers.call(NodeId("b"), "GET", "/internal/v1/y", "", "", Millis(10'000));
+        EXPECT_EQ(reply.is_ok(), c.works)
+            << c.client.current << "/" << c.client.previous << " -> " << c.server.current << "/"
+            << c.server.previous << ": " << reply.status().to_string();
+    }
 }
 
 // Rule: node-to-node calls are counted by operation (never by topic or partition) and outcome, as
@@ -135,8 +216,7 @@ TEST_F(PeerPoolTest, UnknownNodeIsNotFound) {
     auto reply = peers.call(NodeId("nobody"), "GET", "/x", "", "", Millis(1000));
     ASSERT_FALSE(reply.is_ok());
     EXPECT_EQ(reply.code(), Errc::not_found);
-    std::lock_guard lock(mutex_);
-    EXPECT_TRUE(secrets_.empty());
+    EXPECT_TRUE(seen_targets().empty());
 }
 
 // Rule: a refused connection means nothing was delivered: peer_error, never unknown_outcome.

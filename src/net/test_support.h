@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +54,23 @@ inline HttpResponse text_response(int status, std::string body) {
     response.content_type = "text/plain";
     response.body = std::move(body);
     return response;
+}
+
+// One request through `handler` as the server runs it: screen(), then handle() unless screened
+// out; the answer, or a 599 if none came within 30 s. `request.path` and `query` are parsed from
+// `target` here.
+inline HttpResponse screen_and_handle(HttpHandler& handler, HttpRequest request) {
+    if (!parse_target(request.target, request.path, request.query)) return {400, "", "", {}};
+    std::string body = std::exchange(request.body, {});
+    if (auto refusal = handler.screen(request)) return *refusal;
+    request.body = std::move(body);
+    auto done = std::make_shared<std::promise<HttpResponse>>();
+    auto answer = done->get_future();
+    handler.handle(std::move(request), [done](HttpResponse r) { done->set_value(std::move(r)); });
+    if (answer.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        return {599, "", "no answer", {}};
+    }
+    return answer.get();
 }
 
 // A connected socket to 127.0.0.1:port, closed on destruction; fd() < 0 if the connect failed.

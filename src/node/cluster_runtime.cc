@@ -16,14 +16,13 @@
 #include "meta/local_meta_store.h"
 #include "net/etcd_transport.h"
 #include "net/http_client.h"
+#include "net/peer_pool.h"
 #include "node/node.h"
 
 namespace narad::node {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kSecretHeader = "x-narad-cluster-secret";
 
 // What <data>/cluster.json remembers.
 struct SavedCluster {
@@ -392,6 +391,9 @@ class ClusterRuntime::Impl {
         client_options.host = target->first;
         client_options.port = target->second;
         client_options.request_timeout = Millis(15'000);
+        if (!options_.cluster_secrets.empty()) {
+            client_options.on_connect = net::cluster_handshake(options_.cluster_secrets);
+        }
         net::HttpClient http(client_options);
         json request = {{"node_id", options_.node_id.value()},
                         {"etcd_peer_url", "http://" + options_.etcd_host + ":" +
@@ -401,13 +403,16 @@ class ClusterRuntime::Impl {
         MonoTime deadline = clock_.now() + options_.join_timeout;
         Status last;
         while (clock_.now() < deadline) {
-            auto reply =
-                http.request("POST", "/internal/v1/join", request.dump(), "application/json",
-                             {{kSecretHeader, options_.cluster_secret}});
+            auto reply = http.request("POST", "/internal/v1/join", request.dump());
             if (reply.is_ok() && reply->status == 200) {
                 json answer = json::parse(reply->body, nullptr, false);
                 if (answer.is_object() && answer.contains("endpoints")) return answer;
                 return Status(Errc::peer_error, "join answer is not valid: " + reply->body);
+            }
+            if (!reply.is_ok() && reply.status().code() == Errc::forbidden) {
+                return reply.status().with_context(
+                    "joining through " + options_.join +
+                    " (every node needs the same NARAD_CLUSTER_SECRET)");
             }
             if (reply.is_ok() && reply->status != 503) {
                 return Status(Errc::peer_error,

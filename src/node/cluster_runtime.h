@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/cluster_proof.h"
 #include "base/clock.h"
 #include "base/status.h"
 #include "cluster/controller.h"
@@ -31,7 +32,7 @@ struct ClusterRuntimeOptions {
     std::string cluster_addr;                 // advertised host:port of the node-to-node port
     std::vector<std::string> meta_endpoints;  // external etcd: start no local member
     std::string join;                         // host:port of any member's cluster port
-    std::string cluster_secret;               // sent with the join request
+    auth::ClusterSecrets cluster_secrets;     // proved to the --join node (net::cluster_handshake)
     std::string etcd_host = "127.0.0.1";
     uint16_t etcd_client_port = 7944;
     uint16_t etcd_peer_port = 7945;

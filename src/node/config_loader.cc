@@ -251,11 +251,15 @@ void check_cluster_tls(const Config& c, Problems& problems) {
 }
 
 void check_cluster_secret(const Config& c, Problems& problems) {
-    if (c.security.enabled && !c.cluster.peers.empty()) {
-        require(problems, !c.security.cluster_secret.empty(),
+    const SecurityConfig& s = c.security;
+    if (s.enabled && (!c.cluster.peers.empty() || !c.cluster.join.empty())) {
+        require(problems, !s.cluster_secret.empty(),
                 "security.cluster_secret (NARAD_CLUSTER_SECRET) is required when security is "
-                "enabled with cluster peers");
+                "enabled with cluster peers or --join");
     }
+    require(problems, s.cluster_secret_previous.empty() || !s.cluster_secret.empty(),
+            "NARAD_CLUSTER_SECRET_PREVIOUS is set without NARAD_CLUSTER_SECRET: during a rotation "
+            "the new secret is NARAD_CLUSTER_SECRET and the old one NARAD_CLUSTER_SECRET_PREVIOUS");
 }
 
 bool remotes_configured(const RemotesConfig& r) {
@@ -916,12 +920,12 @@ const std::vector<Setting>& settings() {
         {.env = "NARAD_CLUSTER_SECRET",
          .bind = NARAD_FIELD(security.cluster_secret),
          .check = check_cluster_secret,
-         .rule = "required with security on and cluster.peers set",
+         .rule = "required with security on and cluster.peers or --join set",
          .doc = "The secret nodes present to each other on the cluster port."},
         {.env = "NARAD_CLUSTER_SECRET_PREVIOUS",
          .bind = NARAD_FIELD(security.cluster_secret_previous),
-         .doc = "The secret being rotated out, still accepted.",
-         .inert = "secret rotation is not built yet"},
+         .doc = "The secret being rotated out: still proved and accepted beside the current one "
+                "(docs/security.md, \"Rotating the cluster secret\")."},
         {.key = "security.cluster_tls_cert_file",
          .env = "NARAD_CLUSTER_TLS_CERT_FILE",
          .bind = NARAD_FIELD(security.cluster_tls_cert_file),

@@ -139,6 +139,28 @@ TEST(ConfigLoaderTest, MinVotersFromTheFileAndTheEnvironment) {
     EXPECT_FALSE(load_config({}, env_of({{"NARAD_CLUSTER_MIN_VOTERS", "three"}})).is_ok());
 }
 
+// Rule: a secured node that joins others needs the cluster secret, and a rotation's previous
+// secret needs a current one beside it.
+TEST(ConfigLoaderTest, ClusterSecretRules) {
+    auto joined = load_config(ServeFlags{.join = "10.0.0.1:7943"}, env_of({}));
+    ASSERT_FALSE(joined.is_ok());
+    EXPECT_NE(joined.status().message().find("NARAD_CLUSTER_SECRET) is required"),
+              std::string::npos);
+    EXPECT_TRUE(
+        load_config(ServeFlags{.join = "10.0.0.1:7943"}, env_of({{"NARAD_CLUSTER_SECRET", "s"}}))
+            .is_ok());
+    EXPECT_TRUE(load_config(ServeFlags{.join = "10.0.0.1:7943"},
+                            env_of({{"NARAD_SECURITY_ENABLED", "false"}}))
+                    .is_ok());
+    auto previous_only = load_config({}, env_of({{"NARAD_CLUSTER_SECRET_PREVIOUS", "old"}}));
+    ASSERT_FALSE(previous_only.is_ok());
+    EXPECT_NE(previous_only.status().message().find("PREVIOUS is set without"), std::string::npos);
+    auto rotating = load_config(
+        {}, env_of({{"NARAD_CLUSTER_SECRET", "new"}, {"NARAD_CLUSTER_SECRET_PREVIOUS", "old"}}));
+    ASSERT_TRUE(rotating.is_ok()) << rotating.status().to_string();
+    EXPECT_EQ(rotating->security.cluster_secret_previous, "old");
+}
+
 // Rule: every address is checked at load time, so nothing later can abort on one: a listen address
 // needs a port, a join target a host and a port, a metastore endpoint http://host:port.
 TEST(ConfigLoaderTest, AddressesNeedAPort) {
@@ -147,7 +169,9 @@ TEST(ConfigLoaderTest, AddressesNeedAPort) {
     EXPECT_EQ(load_config(ServeFlags{.addr = "127.0.0.1:99999"}, env_of({})).code(),
               Errc::invalid_argument);
     EXPECT_TRUE(load_config(ServeFlags{.addr = "[::1]:7000"}, env_of({})).is_ok());
-    EXPECT_EQ(load_config(ServeFlags{.join = ":7943"}, env_of({})).status().message(),
+    EXPECT_EQ(load_config(ServeFlags{.join = ":7943"}, env_of({{"NARAD_CLUSTER_SECRET", "s"}}))
+                  .status()
+                  .message(),
               "config: cluster.join \":7943\" must name a host and a port other than 0");
     EXPECT_EQ(load_config({}, env_of({{"NARAD_CLUSTER_ADDR", "nohost"}})).status().message(),
               "config: cluster.addr \"nohost\" must be host:port with a port from 0 to 65535");

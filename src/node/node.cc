@@ -102,10 +102,30 @@ class Node::Impl {
         root_seeding_->run_now();
     }
 
+    // The node-to-node plane's secrets (docs/security.md, "Node to node"). A secured node given
+    // none (and, by the config checks, no peers to join) gets one of its own for this process
+    // only, so nothing but itself can pass its cluster port; with security off and no secret the
+    // plane is open.
+    void settle_cluster_secrets() {
+        cluster_secrets_ = {.current = config_.security.cluster_secret,
+                            .previous = config_.security.cluster_secret_previous};
+        if (!cluster_secrets_.empty()) return;
+        if (config_.security.enabled) {
+            cluster_secrets_.current = auth::generate_cluster_secret();
+            NARAD_LOG_INFO(
+                "single node with no cluster secret: generated a per-process secret, so node RPC "
+                "is closed to other processes");
+            return;
+        }
+        plane_access_ = net::PlaneAccess::open;
+        NARAD_LOG_WARN("node RPC plane is unauthenticated (security off and no cluster secret)");
+    }
+
     Status start() {
         MonoTime boot_started = clock_.now();
         const std::string& data = config_.storage.data_dir;
         NARAD_RETURN_IF_ERROR(fs_.create_directories(data));
+        settle_cluster_secrets();
         auto cluster = ClusterRuntime::start(cluster_options(), clock_);
         if (!cluster.is_ok()) return cluster.status().with_context("joining the cluster");
         cluster_ = std::move(*cluster);
@@ -391,7 +411,7 @@ class Node::Impl {
                                                               : cluster.advertise_addr;
         options.meta_endpoints = cluster.meta_endpoints;
         options.join = cluster.join;
-        options.cluster_secret = config_.security.cluster_secret;
+        options.cluster_secrets = cluster_secrets_;
         // etcd listens on an IP address; a host name is advertised for the API only.
         options.etcd_host = looks_like_ip(host) ? host : "127.0.0.1";
         options.etcd_client_port = cluster.etcd_client_port;
@@ -442,7 +462,7 @@ class Node::Impl {
         liveness_ = std::make_unique<wal::OwnerLiveness>(
             clock_, std::chrono::duration_cast<Millis>(config_.cluster.dead_after));
         net::PeerPoolOptions peer_options;
-        peer_options.secret = config_.security.cluster_secret;
+        if (plane_access_ == net::PlaneAccess::proved) peer_options.secrets = cluster_secrets_;
         peers_ = std::make_unique<net::PeerPool>(
             [this](const NodeId& node) -> std::optional<std::string> {
                 meta::MetaSnapshot snapshot = store_->snapshot();
@@ -487,7 +507,7 @@ class Node::Impl {
         // A dispatcher batch (4 MiB of payload plus framing) must fit.
         options.body_limit_bytes = 16ull << 20;
         internal_router_ =
-            std::make_unique<api::InternalRouter>(clock_, config_.security.cluster_secret);
+            std::make_unique<api::InternalRouter>(clock_, cluster_secrets_, plane_access_);
         commit_context_ = std::make_unique<api::InternalCommitContext>(api::InternalCommitContext{
             *store_, NodeId(config_.cluster.node_id), *committer_, *commit_pool_});
         api::register_internal_commit_route(internal_router_->routes(), *commit_context_);
@@ -763,6 +783,8 @@ class Node::Impl {
     std::unique_ptr<wal::DeadOwnerReroute> reroute_;
     std::unique_ptr<ThreadPool> routing_pool_;
     std::unique_ptr<ThreadPool> commit_pool_;
+    auth::ClusterSecrets cluster_secrets_;  // settle_cluster_secrets()
+    net::PlaneAccess plane_access_ = net::PlaneAccess::proved;
     std::unique_ptr<api::InternalRouter> internal_router_;
     std::unique_ptr<api::InternalCommitContext> commit_context_;
     std::unique_ptr<net::HttpServer> cluster_server_;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cluster/harness.h"
+#include "net/cluster_guard.h"
 #include "net/http_server.h"
 #include "net/test_support.h"
 
@@ -166,8 +167,8 @@ TEST_F(HostileInputTest, UnauthenticatedBodyToClusterPortIsRefusedBeforeItIsSent
     expect_node_serves();
 }
 
-// A node the test plays: a member of the cluster whose cluster port answers every call with
-// well-formed JSON of the wrong shape.
+// A node the test plays: a member of the cluster that proves the cluster secret, then answers
+// every call with well-formed JSON of the wrong shape.
 class WrongShapePeer {
   public:
     WrongShapePeer()
@@ -181,13 +182,14 @@ class WrongShapePeer {
         net::ServerOptions options;
         options.address = "127.0.0.1";
         options.port = 0;
-        server_ = std::make_unique<net::HttpServer>(options, handler_);
+        server_ = std::make_unique<net::HttpServer>(options, guard_);
         EXPECT_TRUE(server_->start().is_ok());
     }
     uint16_t port() const { return server_->port(); }
 
   private:
     net::testing::FunctionHandler handler_;
+    net::ClusterGuard guard_{{.current = kTestClusterSecret}, net::PlaneAccess::proved, handler_};
     std::unique_ptr<net::HttpServer> server_;
 };
 

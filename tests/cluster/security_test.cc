@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cluster/harness.h"
+#include "cluster/ledger.h"
 #include "net/test_support.h"
 
 namespace narad::testing {
@@ -109,6 +110,19 @@ class SecurityTest : public ::testing::Test {
 
 TempDir* SecurityTest::dir_ = nullptr;
 NodeProcess* SecurityTest::node_ = nullptr;
+
+// Rule: the cluster port takes no request before its connection proved the secret: not even one
+// carrying the right secret itself, the way nodes used to authenticate.
+TEST_F(SecurityTest, TheClusterPortWantsAProofNotTheSecret) {
+    net::ClientOptions options;
+    options.port = node().cluster_port();
+    net::HttpClient client(options);
+    auto refused = client.request("GET", "/internal/v1/node/status", {}, "",
+                                  {{"x-narad-cluster-secret", kTestClusterSecret}});
+    ASSERT_TRUE(refused.is_ok()) << refused.status().to_string();
+    EXPECT_EQ(refused->status, 403) << refused->body;
+    EXPECT_NE(refused->body.find("has not proved the cluster secret"), std::string::npos);
+}
 
 TEST_F(SecurityTest, EveryRouteButTheHealthChecksNeedsCredentials) {
     EXPECT_EQ(call(node(), "", "GET", "/healthz").status, 200);
@@ -693,6 +707,70 @@ TEST(SecurityClusterTest, UsersAndGrantsHoldOnEveryNode) {
             seconds(10)))
             << "node " << i;
     }
+}
+
+// Rule: the cluster secret rotates without a cut: a node holding the new secret and the old one
+// (NARAD_CLUSTER_SECRET_PREVIOUS) and a node holding only the old one prove to each other, so
+// commits and consumes cross between them both ways; a node with another secret cannot join, and
+// says why at once.
+TEST(SecurityClusterTest, TheClusterSecretRotatesWithoutACut) {
+    ClusterOptions options;
+    options.nodes = 2;
+    options.voters = 1;
+    options.env["NARAD_SECURITY_ENABLED"] = "true";
+    options.env["NARAD_ADMIN_PASSWORD"] = kRootPassword;
+    options.node_env[1] = {{"NARAD_CLUSTER_SECRET", "new-secret"},
+                           {"NARAD_CLUSTER_SECRET_PREVIOUS", "old-secret"}};
+    options.node_env[2] = {{"NARAD_CLUSTER_SECRET", "old-secret"}};
+    Cluster cluster(options);
+    cluster.start();
+    Answer created = call(cluster.node(1), root(), "POST", "/v1/topics",
+                          R"({"name":"rotation","partitions":4})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    std::map<std::string, int> owners;
+    ASSERT_TRUE(eventually([&] {
+        owners = owned_partitions(cluster, 1);
+        return owners["n1"] > 0 && owners["n2"] > 0;
+    })) << "the topic's partitions are not spread over both nodes";
+
+    constexpr int kMessages = 60;
+    Ledger ledger(kMessages);
+    for (int id = 0; id < kMessages; ++id) {
+        // Each node takes half the produce, so each commits to partitions the other owns.
+        Answer produced =
+            call(cluster.node(1 + id % 2), root(), "POST", "/v1/topics/rotation/produce",
+                 "{\"id\":" + std::to_string(id) + "}");
+        ASSERT_EQ(produced.status, 202) << produced.body;
+        ledger.accept(id);
+    }
+    auto consumer = cluster.node(2).client();
+    EXPECT_TRUE(eventually(
+        [&] {
+            consume_and_ack(consumer, "rotation", ledger);
+            return ledger.nothing_lost();
+        },
+        seconds(60), std::chrono::milliseconds(0)))
+        << ledger.summary();
+    EXPECT_NE(read_file(cluster.node(1).log_path()).find("proved the previous cluster secret"),
+              std::string::npos);
+
+    NodeOptions outsider;
+    outsider.node_id = "n3";
+    outsider.join = cluster.node(1).cluster_address();
+    outsider.env = options.env;
+    outsider.env["NARAD_CLUSTER_SECRET"] = "some-other-secret";
+    NodeProcess stranger(cluster.directory() + "/stranger", outsider);
+    stranger.spawn();
+    ASSERT_TRUE(eventually([&] { return !stranger.running(); }, seconds(30)))
+        << "a node with another secret kept trying to join";
+    EXPECT_NE(stranger.exit_status(), 0);
+    std::string log = read_file(stranger.log_path());
+    EXPECT_NE(log.find("did not prove that it holds this node's cluster secret"), std::string::npos)
+        << log;
+    EXPECT_NE(log.find("NARAD_CLUSTER_SECRET"), std::string::npos) << log;
+    auto members = cluster.members(1);
+    ASSERT_TRUE(members.has_value());
+    EXPECT_EQ(members->dump().find("\"n3\""), std::string::npos);
 }
 
 }  // namespace
