@@ -25,6 +25,10 @@ const meta::Topic* find_topic(const meta::MetaSnapshot& snapshot, const PathPara
     return snapshot->find_topic(params.get("topic"));
 }
 
+net::HttpResponse throttled() {
+    return error_response(429, "too many failed authentication attempts");
+}
+
 }  // namespace
 
 auth::Principal caller_of(const ApiContext& context, const net::HttpRequest& request) {
@@ -52,35 +56,55 @@ Router::Gate make_auth_gate(ApiContext& context, MetricsAuth metrics) {
         }
         route(std::move(request));
     };
-    return [c, metrics, admit](net::HttpRequest request, Router::Route route,
-                               net::Responder refuse) {
-        if (c->authenticator == nullptr || open_path(request.path, metrics)) {
-            return route(std::move(request));
-        }
-        // The flow-control screen already recognised these credentials from the cache.
-        if (!request.user.empty()) return admit(std::move(request), route, refuse);
-        auto shared = std::make_shared<net::HttpRequest>(std::move(request));
-        std::optional<std::string_view> header = shared->header("authorization");  // in *shared
-        c->authenticator->authenticate(header, [admit, shared, route = std::move(route),
-                                                refuse =
-                                                    std::move(refuse)](auth::AuthResult result) {
-            switch (result.outcome) {
-                case auth::AuthOutcome::ok:
-                    break;
-                case auth::AuthOutcome::unauthorized:
-                    return refuse(authentication_required());
-                case auth::AuthOutcome::throttled:
-                    return refuse(error_response(429, "too many failed authentication attempts"));
-                case auth::AuthOutcome::unavailable: {
-                    net::HttpResponse busy = error_response(
-                        503, "authentication unavailable: too many logins being checked");
-                    busy.headers.emplace_back("Retry-After", "1");
-                    return refuse(std::move(busy));
-                }
+    return
+        [c, metrics, admit](net::HttpRequest request, Router::Route route, net::Responder refuse) {
+            if (c->authenticator == nullptr || open_path(request.path, metrics)) {
+                return route(std::move(request));
             }
-            shared->user = std::move(result.user);
-            admit(std::move(*shared), route, refuse);
-        });
+            // The screen (make_auth_screen) already recognised these credentials from the cache.
+            if (!request.user.empty()) return admit(std::move(request), route, refuse);
+            auto shared = std::make_shared<net::HttpRequest>(std::move(request));
+            std::optional<std::string_view> header = shared->header("authorization");  // in *shared
+            c->authenticator->authenticate(
+                header, [admit, shared, route = std::move(route),
+                         refuse = std::move(refuse)](auth::AuthResult result) {
+                    switch (result.outcome) {
+                        case auth::AuthOutcome::ok:
+                            break;
+                        case auth::AuthOutcome::unauthorized:
+                            return refuse(authentication_required());
+                        case auth::AuthOutcome::throttled:
+                            return refuse(throttled());
+                        case auth::AuthOutcome::unavailable: {
+                            net::HttpResponse busy = error_response(
+                                503, "authentication unavailable: too many logins being checked");
+                            busy.headers.emplace_back("Retry-After", "1");
+                            return refuse(std::move(busy));
+                        }
+                    }
+                    shared->user = std::move(result.user);
+                    admit(std::move(*shared), route, refuse);
+                });
+        };
+}
+
+Router::Screen make_auth_screen(ApiContext& context, MetricsAuth metrics) {
+    ApiContext* c = &context;
+    return [c, metrics](net::HttpRequest& head) -> std::optional<net::HttpResponse> {
+        if (c->authenticator == nullptr || open_path(head.path, metrics)) return std::nullopt;
+        auto screened = c->authenticator->screen(head.header("authorization"));
+        if (!screened) return std::nullopt;
+        switch (screened->outcome) {
+            case auth::AuthOutcome::ok:
+                head.user = std::move(screened->user);
+                return std::nullopt;
+            case auth::AuthOutcome::throttled:
+                return throttled();
+            case auth::AuthOutcome::unauthorized:
+            case auth::AuthOutcome::unavailable:
+                break;
+        }
+        return authentication_required();
     };
 }
 

@@ -19,6 +19,12 @@ namespace narad::api {
 enum class MetricsAuth { required, open };
 
 Router::Gate make_auth_gate(ApiContext& context, MetricsAuth metrics);
+// The same decision as far as the head alone settles it, for Router::set_screen (before the body
+// is read): 401 for missing, malformed or unknown credentials and for a wrong password seen
+// lately, 429 for a throttled user, each answered with the body unread and the connection closed;
+// credentials verified before set the head's `user` (the gate then lets the request through
+// without another look). A password that must be hashed passes to the gate.
+Router::Screen make_auth_screen(ApiContext& context, MetricsAuth metrics);
 
 // Who sent the request: its authenticated user (its record as this node sees it now), or anyone
 // with security off. A user deleted since it authenticated keeps its name and loses its grants.

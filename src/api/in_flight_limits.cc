@@ -170,11 +170,6 @@ std::optional<net::HttpResponse> InFlightLimits::screen(net::HttpRequest& head) 
     int64_t body =
         route->batch_body && options.max_batch_body_bytes > 0 ? charged_body_bytes(head) : 0;
     if (cap == 0 && body == 0) return std::nullopt;
-    // A head whose credentials the node recognises is that user's (and authenticated: the
-    // request's `user` is set, so the gate does not look at them again).
-    if (options.user_of && head.user.empty()) {
-        if (auto user = options.user_of(head)) head.user = std::move(*user);
-    }
     std::string identity = identity_of(head);
     int64_t units = cap == 0 ? 0 : std::min(route->units, cap);
     std::lock_guard lock(state_->mutex);

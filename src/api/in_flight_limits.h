@@ -9,8 +9,8 @@
 //   (`http.max_batch_body_bytes_in_flight`).
 // A capped request is answered 429, a batch over the budget 503, both with Retry-After: 1; what an
 // admitted request holds is released when it is answered (net::Admission). The identity is the
-// user when `user_of` recognises the head's credentials without checking a password (a client
-// that signed in before, as Narad keys its caps by user), else the client's IP address. A cap or
+// head's `user` when an earlier screen named one (credentials this node verified before, as
+// Narad keys its caps by user), else the client's IP address. A cap or
 // budget of 0 is off. Thread-safe; the admissions it hands out may outlive it.
 #pragma once
 
@@ -28,9 +28,6 @@ struct InFlightOptions {
     int64_t max_consume_per_identity = 1024;
     int64_t max_produce_per_identity = 0;
     int64_t max_batch_body_bytes = 256ll << 20;
-    // The user of a head whose credentials are known good already (nullopt: count by address).
-    // screen() sets the head's `user` to it: the request is then authenticated.
-    std::function<std::optional<std::string>(const net::HttpRequest& head)> user_of;
 };
 
 // A batch body this large or smaller is not charged to the budget (Narad's threshold).

@@ -127,6 +127,38 @@ struct Authenticator::State {
     // The answer that needs no hash check, if there is one; otherwise the attempt's tokens are
     // taken and `suspect` says whether it also took from the node-wide budget. The throttle comes
     // first: a throttled name is refused whatever the password, cached or not. Caller holds mutex.
+    // decide() without changing anything: only what it answers before a hash would be checked,
+    // and nullopt where it would check one. Caller holds the mutex.
+    std::optional<AuthResult> peek(const std::string& name, const std::string& hash,
+                                   const Digest& d) const {
+        auto it = users.find(name);
+        if (it == users.end()) return std::nullopt;
+        const UserEntry& e = it->second;
+        if (e.bucket_started) {
+            Bucket bucket = e.bucket;
+            bucket.refill(clock.now(), options.user_burst, options.user_refill);
+            if (bucket.tokens < 1) return AuthResult{AuthOutcome::throttled, {}};
+        }
+        return known_answer(name, e, hash, d, clock.now());
+    }
+
+    // The answer the cache holds for these credentials, if any. Caller holds the mutex.
+    std::optional<AuthResult> known_answer(const std::string& name, const UserEntry& e,
+                                           const std::string& hash, const Digest& d,
+                                           MonoTime now) const {
+        if (e.verified_hash != hash) return std::nullopt;
+        if (e.verified && sodium_memcmp(e.verified->data(), d.data(), d.size()) == 0) {
+            return AuthResult{AuthOutcome::ok, name};
+        }
+        for (const Failure& f : e.failures) {
+            if (now - f.at < options.negative_ttl &&
+                sodium_memcmp(f.digest.data(), d.data(), d.size()) == 0) {
+                return AuthResult{AuthOutcome::unauthorized, {}};
+            }
+        }
+        return std::nullopt;
+    }
+
     std::optional<AuthResult> decide(const std::string& name, const std::string& hash,
                                      const Digest& d, bool& suspect) {
         UserEntry& e = entry(name);
@@ -143,17 +175,7 @@ struct Authenticator::State {
             }
             return AuthResult{AuthOutcome::throttled, {}};
         }
-        if (e.verified_hash == hash) {
-            if (e.verified && sodium_memcmp(e.verified->data(), d.data(), d.size()) == 0) {
-                return AuthResult{AuthOutcome::ok, name};
-            }
-            for (const Failure& f : e.failures) {
-                if (now - f.at < options.negative_ttl &&
-                    sodium_memcmp(f.digest.data(), d.data(), d.size()) == 0) {
-                    return AuthResult{AuthOutcome::unauthorized, {}};
-                }
-            }
-        }
+        if (auto known = known_answer(name, e, hash, d, now)) return known;
         suspect = e.bucket.tokens < options.user_burst;
         node_budget.refill(now, options.node_burst, options.node_refill);
         if (suspect) {
@@ -221,22 +243,17 @@ void Authenticator::authenticate(std::optional<std::string_view> authorization,
     check(credentials->user, std::move(credentials->password), std::move(done));
 }
 
-std::optional<std::string> Authenticator::recognised_user(
+std::optional<AuthResult> Authenticator::screen(
     std::optional<std::string_view> authorization) const {
-    if (!authorization) return std::nullopt;
-    std::optional<BasicCredentials> credentials = parse_basic(*authorization);
-    if (!credentials) return std::nullopt;
+    std::optional<BasicCredentials> credentials;
+    if (authorization) credentials = parse_basic(*authorization);
+    if (!credentials) return AuthResult{AuthOutcome::unauthorized, {}};
     meta::MetaSnapshot snapshot = state_->store.snapshot();
     const meta::User* user = snapshot->find_user(credentials->user);
-    if (user == nullptr) return std::nullopt;
+    if (user == nullptr) return AuthResult{AuthOutcome::unauthorized, {}};
     const Digest d = state_->digest(credentials->password);
     std::lock_guard lock(state_->mutex);
-    auto it = state_->users.find(credentials->user);
-    if (it == state_->users.end()) return std::nullopt;
-    const UserEntry& e = it->second;
-    bool known = e.verified_hash == user->password_hash && e.verified &&
-                 sodium_memcmp(e.verified->data(), d.data(), d.size()) == 0 && e.bucket.tokens >= 1;
-    return known ? std::optional<std::string>(credentials->user) : std::nullopt;
+    return state_->peek(credentials->user, user->password_hash, d);
 }
 
 void Authenticator::check(const std::string& name, std::string password,

@@ -69,10 +69,12 @@ class Authenticator {
     // when a user changes its own): the same throttle, cache and pool.
     void check(const std::string& user, std::string password, std::function<void(AuthResult)> done);
 
-    // The user whose credentials `authorization` carries when this node has verified exactly
-    // these before and the user is not throttled: a lookup, no hash check (flow control keys
-    // its caps by it before the request is authenticated).
-    std::optional<std::string> recognised_user(std::optional<std::string_view> authorization) const;
+    // What the head's `authorization` alone decides, with no hash checked and nothing spent from
+    // a bucket (the server asks before it reads a body): `unauthorized` for no Basic credentials,
+    // an unknown user or a wrong password seen lately; `throttled` for a throttled user; `ok`
+    // with the user for exactly the credentials verified before. nullopt: the password must be
+    // checked (authenticate()).
+    std::optional<AuthResult> screen(std::optional<std::string_view> authorization) const;
 
     // Queued checks answer `unavailable` without hashing; the pool's threads are joined. Call
     // before what the callbacks use is destroyed.

@@ -173,16 +173,38 @@ TEST_F(AuthenticatorTest, APasswordGivenApartSharesTheThrottle) {
     EXPECT_EQ(attempt(basic("alice", "wonderland")).first.outcome, AuthOutcome::throttled);
 }
 
-TEST_F(AuthenticatorTest, AUserIsRecognisedOnlyByCredentialsVerifiedBefore) {
+// Rule: the head alone settles what needs no hash: missing, malformed or unknown credentials are
+// unauthorized, credentials verified before are that user, a wrong password seen lately is
+// unauthorized again, a throttled user is throttled; anything else waits for a hash check. It
+// spends nothing from the throttle.
+TEST_F(AuthenticatorTest, TheHeadAloneSettlesWhatNeedsNoHash) {
     const std::string right = basic("alice", "wonderland");
-    EXPECT_FALSE(auth_.recognised_user(right)) << "nothing was verified yet";
+    auto outcome = [&](std::optional<std::string_view> header) -> std::optional<AuthOutcome> {
+        auto screened = auth_.screen(header);
+        if (!screened) return std::nullopt;
+        return screened->outcome;
+    };
+    EXPECT_EQ(outcome(std::nullopt), AuthOutcome::unauthorized);
+    EXPECT_EQ(outcome("Basic !!"), AuthOutcome::unauthorized);
+    EXPECT_EQ(outcome(basic("nobody", "x")), AuthOutcome::unauthorized);
+    EXPECT_EQ(outcome(right), std::nullopt) << "nothing was verified yet";
     ASSERT_EQ(attempt(right).first.outcome, AuthOutcome::ok);
-    EXPECT_EQ(auth_.recognised_user(right), "alice");
-    EXPECT_FALSE(auth_.recognised_user(basic("alice", "other")));
-    EXPECT_FALSE(auth_.recognised_user(std::nullopt));
-    EXPECT_FALSE(auth_.recognised_user("Basic !!"));
+    auto known = auth_.screen(right);
+    ASSERT_TRUE(known);
+    EXPECT_EQ(known->outcome, AuthOutcome::ok);
+    EXPECT_EQ(known->user, "alice");
+    EXPECT_EQ(outcome(basic("alice", "other")), std::nullopt) << "never tried: must be hashed";
+    ASSERT_EQ(attempt(basic("alice", "other")).first.outcome, AuthOutcome::unauthorized);
+    EXPECT_EQ(outcome(basic("alice", "other")), AuthOutcome::unauthorized) << "seen lately";
+    for (int i = 0; i < 10; ++i) auth_.screen(basic("alice", "guess" + std::to_string(i)));
+    EXPECT_EQ(attempt(basic("alice", "guess-a")).first.outcome, AuthOutcome::unauthorized)
+        << "screening spent no tokens: this is only the second failure";
+    for (int i = 0; i < 4; ++i) attempt(basic("alice", "guess-b" + std::to_string(i)));
+    EXPECT_EQ(outcome(right), AuthOutcome::throttled);
+    EXPECT_EQ(outcome(basic("bob", "builder")), std::nullopt) << "another user is not throttled";
     add_user("alice", "looking-glass");
-    EXPECT_FALSE(auth_.recognised_user(right)) << "a changed password ends it";
+    clock_.advance(Millis(120'000));
+    EXPECT_EQ(outcome(right), std::nullopt) << "a changed password ends the recognition";
 }
 
 TEST_F(AuthenticatorTest, AfterStopNothingIsHashed) {

@@ -161,14 +161,7 @@ class Node::Impl {
             .max_consume_per_identity = config_.http.max_consume_in_flight_per_identity,
             .max_produce_per_identity = config_.http.max_produce_in_flight_per_identity,
             .max_batch_body_bytes = config_.http.max_batch_body_bytes_in_flight,
-            // Set before the server serves: with security on, the caps count per user.
-            .user_of = [this](const net::HttpRequest& head) -> std::optional<std::string> {
-                if (!authenticator_) return std::nullopt;
-                return authenticator_->recognised_user(head.header("authorization"));
-            },
         });
-        router_->set_screen(
-            [limits = in_flight_.get()](net::HttpRequest& head) { return limits->screen(head); });
         server_ = std::make_unique<net::HttpServer>(server_options, *router_);
 
         consume_ = std::make_unique<queue::ConsumeService>(fs_, clock_, *store_, *logs_, guards_,
@@ -270,13 +263,24 @@ class Node::Impl {
             .etcd_store = &cluster_->store(),
             .produce_gate = &produce_gate_,
         });
+        // Each head is screened before its body is read: credentials first (with security on),
+        // then the in-flight caps, which count per user once the screen has named one.
+        api::Router::Screen auth_screen;
         if (config_.security.enabled) {
             authenticator_ = std::make_unique<auth::Authenticator>(*store_, clock_);
             context_->authenticator = authenticator_.get();
-            router_->set_gate(api::make_auth_gate(*context_, config_.http.metrics_unauthenticated
-                                                                 ? api::MetricsAuth::open
-                                                                 : api::MetricsAuth::required));
+            api::MetricsAuth metrics = config_.http.metrics_unauthenticated
+                                           ? api::MetricsAuth::open
+                                           : api::MetricsAuth::required;
+            router_->set_gate(api::make_auth_gate(*context_, metrics));
+            auth_screen = api::make_auth_screen(*context_, metrics);
         }
+        router_->set_screen([auth_screen, limits = in_flight_.get()](net::HttpRequest& head) {
+            if (auth_screen) {
+                if (auto refused = auth_screen(head)) return refused;
+            }
+            return limits->screen(head);
+        });
         context_->cluster.min_voters = static_cast<uint32_t>(config_.cluster.min_voters);
         context_->cluster.max_in_flight_moves = static_cast<uint32_t>(config_.move.max_in_flight);
         api::register_routes(*router_, *context_,

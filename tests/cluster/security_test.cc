@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/json_text.h"
 #include "cluster/harness.h"
 #include "cluster/ledger.h"
 #include "net/test_support.h"
@@ -110,6 +111,26 @@ class SecurityTest : public ::testing::Test {
 
 TempDir* SecurityTest::dir_ = nullptr;
 NodeProcess* SecurityTest::node_ = nullptr;
+
+// Rule: a request whose head already shows it cannot pass (no credentials, a user that does not
+// exist) is answered 401 before its body is read: the client announced 1 MiB, sent none of it, and
+// still gets its answer and a closed connection.
+TEST_F(SecurityTest, HopelessCredentialsAreRefusedBeforeTheBody) {
+    for (const std::string& authorization :
+         {std::string(), "Authorization: Basic " + base64_encode("nobody:whatever") + "\r\n"}) {
+        net::testing::RawSocket socket(node().port());
+        ASSERT_TRUE(socket.connected());
+        ASSERT_TRUE(socket.send_all("POST /v1/topics/any/produce HTTP/1.1\r\nHost: n\r\n" +
+                                    authorization +
+                                    "Content-Type: application/json\r\n"
+                                    "Content-Length: 1048576\r\n\r\n"));
+        std::string answer;
+        EXPECT_TRUE(socket.read_until_close(answer)) << "the node waited for the body";
+        EXPECT_EQ(answer.rfind("HTTP/1.1 401", 0), 0u) << answer;
+        EXPECT_NE(answer.find("WWW-Authenticate: Basic realm=\"narad\""), std::string::npos)
+            << answer;
+    }
+}
 
 // Rule: the cluster port takes no request before its connection proved the secret: not even one
 // carrying the right secret itself, the way nodes used to authenticate.
