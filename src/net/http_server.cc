@@ -51,12 +51,18 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 struct ServerMetrics {
     metrics::Gauge& in_flight;
+    metrics::Counter& refused_per_address;
 };
 
 ServerMetrics& server_metrics() {
     auto& registry = metrics::Registry::global();
     static ServerMetrics instance{
         registry.gauge("narad_http_requests_in_flight", "HTTP requests read and not yet answered")
+            .get(),
+        registry
+            .counter("narad_http_connections_refused_total",
+                     "Connections answered 503 and closed because their client address already "
+                     "had http.max_connections_per_address open")
             .get()};
     return instance;
 }
@@ -102,11 +108,11 @@ class ServerCore {
         metrics_.in_flight.add(-1);
         if (in_flight_.fetch_sub(1) == 1 && stopping_.load()) notify_stop();
     }
-    void session_closed(Session* session) {
+    void session_closed(Session* session, const std::string& address) {
         bool resume = false;
         {
             std::lock_guard lock(sessions_mutex_);
-            sessions_.erase(session);
+            if (sessions_.erase(session) > 0) release_address(address);
             connections_open_.store(sessions_.size());
             resume = accept_paused_ && !at_connection_cap();
             if (resume) accept_paused_ = false;
@@ -145,6 +151,24 @@ class ServerCore {
     virtual void accept() = 0;
     bool accept_paused_ = false;  // GUARDED_BY(sessions_mutex_)
 
+    // Counts one more connection from `address`; false (nothing counted) at the per-address cap.
+    bool admit_address(const std::string& address) {  // caller holds sessions_mutex_
+        uint32_t& open = per_address_[address];
+        if (options_.connections_per_address_max != 0 &&
+            open >= options_.connections_per_address_max) {
+            if (open == 0) per_address_.erase(address);
+            return false;
+        }
+        ++open;
+        return true;
+    }
+    void release_address(const std::string& address) {  // caller holds sessions_mutex_
+        auto it = per_address_.find(address);
+        if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
+    }
+    std::unordered_map<std::string, uint32_t> per_address_;  // GUARDED_BY(sessions_mutex_)
+    std::atomic<uint64_t> refused_per_address_{0};
+
     std::mutex sessions_mutex_;
     std::unordered_map<Session*, std::shared_ptr<Session>>
         sessions_;  // GUARDED_BY(sessions_mutex_)
@@ -156,10 +180,11 @@ thread_local Session* tl_inline_session = nullptr;
 
 class Session : public std::enable_shared_from_this<Session> {
   public:
-    Session(ServerCore& server, tcp::socket socket)
+    Session(ServerCore& server, tcp::socket socket, std::string remote_ip)
         : server_(server),
           stream_(std::move(socket)),
-          buffer_(server.options().header_limit_bytes + 2 * kReadChunkBytes) {
+          buffer_(server.options().header_limit_bytes + 2 * kReadChunkBytes),
+          remote_ip_(std::move(remote_ip)) {
         beast::error_code ec;
         auto endpoint = stream_.socket().remote_endpoint(ec);
         if (!ec) {
@@ -185,7 +210,7 @@ class Session : public std::enable_shared_from_this<Session> {
         phase_ = Phase::closed;
         finish_in_flight();
         stream_.close();
-        server_.session_closed(this);
+        server_.session_closed(this, remote_ip_);
     }
 
     // On the strand: the response for request `seq`, unless the connection moved on.
@@ -429,6 +454,7 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::tcp_stream stream_;
     beast::flat_buffer buffer_;
     std::string remote_address_;
+    std::string remote_ip_;  // what the per-address connection cap counts
     std::shared_ptr<ConnectionState> connection_ = std::make_shared<ConnectionState>();
     Phase phase_ = Phase::idle;
     HttpRequest request_;
@@ -497,7 +523,9 @@ class HttpServer::Impl : public ServerCore {
     Status start();
     void stop();
     uint16_t port() const { return port_.load(); }
-    ServerStats stats() const { return {connections_open_.load(), in_flight_.load()}; }
+    ServerStats stats() const {
+        return {connections_open_.load(), refused_per_address_.load(), in_flight_.load()};
+    }
     std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn);
     void post(std::function<void()> fn);
 
@@ -507,6 +535,7 @@ class HttpServer::Impl : public ServerCore {
     Status listen();
     void accept() override;
     void on_accept(beast::error_code ec, tcp::socket socket);
+    void refuse_connection(tcp::socket socket, const std::string& ip);
     std::vector<std::shared_ptr<Session>> sessions_snapshot();
     bool on_server_thread() const;
     void wait_until(Millis limit, const std::function<bool()>& done);
@@ -625,17 +654,49 @@ void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
         socket.close(ignored);
     } else {
         socket.set_option(tcp::no_delay(true), ignored);
-        auto session = std::make_shared<Session>(*this, std::move(socket));
+        auto endpoint = socket.remote_endpoint(ignored);
+        std::string ip = ignored ? std::string() : endpoint.address().to_string();
+        std::shared_ptr<Session> session;
         {
             std::lock_guard lock(sessions_mutex_);
-            sessions_.emplace(session.get(), session);
-            connections_open_.store(sessions_.size());
-            paused = accept_paused_ = at_connection_cap();
+            if (admit_address(ip)) {
+                session = std::make_shared<Session>(*this, std::move(socket), ip);
+                sessions_.emplace(session.get(), session);
+                connections_open_.store(sessions_.size());
+                paused = accept_paused_ = at_connection_cap();
+            }
         }
-        auto executor = session->executor();
-        asio::dispatch(executor, [session] { session->start(); });
+        if (session) {
+            auto executor = session->executor();
+            asio::dispatch(executor, [session] { session->start(); });
+        } else {
+            refuse_connection(std::move(socket), ip);
+        }
     }
     if (!paused) accept();
+}
+
+// One connection too many from an address: a short 503 and the close, without reading anything.
+void HttpServer::Impl::refuse_connection(tcp::socket socket, const std::string& ip) {
+    metrics_.refused_per_address.inc();
+    if (refused_per_address_.fetch_add(1) % 1000 == 0) {
+        NARAD_LOG_WARN(
+            "{} has {} connections open, the most one address may have "
+            "(http.max_connections_per_address); refusing more",
+            ip, options_.connections_per_address_max);
+    }
+    static const std::string kAnswer = [] {
+        std::string body = "{\"error\":\"too many connections from this address\"}\n";
+        return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+               "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body;
+    }();
+    auto held = std::make_shared<tcp::socket>(std::move(socket));
+    asio::async_write(*held, asio::buffer(kAnswer), [held](beast::error_code, size_t) {
+        beast::error_code ignored;
+        held->shutdown(tcp::socket::shutdown_send, ignored);
+        held->close(ignored);
+    });
 }
 
 std::vector<std::shared_ptr<Session>> HttpServer::Impl::sessions_snapshot() {

@@ -46,12 +46,17 @@ struct ServerOptions {
     // At this many open connections the server stops accepting until one closes: further
     // clients wait in the listen backlog. 0: no cap.
     uint32_t connections_max = 4096;
+    // At this many open connections from one client IP address, a further one from it is
+    // answered 503 and closed at once (it would otherwise wait behind connections_max with
+    // everyone else's). 0: no cap.
+    uint32_t connections_per_address_max = 1024;
     // Request line plus headers; a larger head is answered 431 and the connection closed.
     uint32_t header_limit_bytes = 16 * 1024;
 };
 
 struct ServerStats {
     uint64_t connections_open = 0;
+    uint64_t connections_refused_per_address = 0;  // since start
     uint64_t requests_in_flight = 0;
 };
 

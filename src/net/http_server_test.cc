@@ -307,6 +307,47 @@ TEST_F(HttpServerTest, ClientsBeyondTheConnectionCapWaitInTheBacklog) {
     EXPECT_EQ(requests()[1].path, "/b");
 }
 
+// Rule: at connections_per_address_max open connections from one IP address, one more from it is
+// answered 503 and closed at once, while other addresses are served; a slot frees when one of its
+// connections closes.
+TEST_F(HttpServerTest, OneAddressCannotTakeEveryConnection) {
+    ServerOptions options;
+    options.connections_per_address_max = 2;
+    start(options);
+    auto request = [](RawSocket& socket) {
+        std::string answer;
+        EXPECT_TRUE(socket.send_all("GET /x HTTP/1.1\r\nHost: x\r\n\r\n"));
+        EXPECT_TRUE(socket.read_responses(answer, 1));
+        return answer;
+    };
+    auto first = std::make_unique<RawSocket>(server_->port(), "127.0.0.1");
+    RawSocket second(server_->port(), "127.0.0.1");
+    ASSERT_TRUE(first->connected() && second.connected());
+    EXPECT_EQ(request(*first).rfind("HTTP/1.1 200", 0), 0u);
+    EXPECT_EQ(request(second).rfind("HTTP/1.1 200", 0), 0u);
+
+    RawSocket third(server_->port(), "127.0.0.1");
+    std::string refused;
+    ASSERT_TRUE(third.read_until_close(refused)) << "the refused connection stayed open";
+    EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+    EXPECT_NE(refused.find("too many connections from this address"), std::string::npos);
+    EXPECT_EQ(server_->stats().connections_refused_per_address, 1u);
+
+    RawSocket elsewhere(server_->port(), "127.0.0.2");
+    ASSERT_TRUE(elsewhere.connected());
+    EXPECT_EQ(request(elsewhere).rfind("HTTP/1.1 200", 0), 0u) << "another address is served";
+
+    first.reset();
+    // The server sees the close when its read ends; poll for it, bounded.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (server_->stats().connections_open != 2 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(server_->stats().connections_open, 2u);
+    RawSocket again(server_->port(), "127.0.0.1");
+    EXPECT_EQ(request(again).rfind("HTTP/1.1 200", 0), 0u) << "a closed connection frees a slot";
+}
+
 // Rule: a handler may answer later from another thread.
 TEST_F(HttpServerTest, HandlerMayRespondLaterFromAnotherThread) {
     start();

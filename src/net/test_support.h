@@ -76,8 +76,20 @@ inline HttpResponse screen_and_handle(HttpHandler& handler, HttpRequest request)
 // A connected socket to 127.0.0.1:port, closed on destruction; fd() < 0 if the connect failed.
 class RawSocket {
   public:
-    explicit RawSocket(uint16_t port) {
+    // `source`: the local IPv4 address to connect from (any 127.x.y.z works on Linux), or null
+    // for the kernel's choice.
+    explicit RawSocket(uint16_t port, const char* source = nullptr) {
         fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (source != nullptr) {
+            sockaddr_in local{};
+            local.sin_family = AF_INET;
+            ::inet_pton(AF_INET, source, &local.sin_addr);
+            if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+                ::close(fd_);
+                fd_ = -1;
+                return;
+            }
+        }
         sockaddr_in address{};
         address.sin_family = AF_INET;
         address.sin_port = htons(port);

@@ -26,6 +26,7 @@ struct HttpConfig {
     nanoseconds max_consume_wait = std::chrono::seconds(10);
     int64_t max_header_bytes = 65'536;  // request line plus headers; larger gets 431
     int64_t max_connections = 4096;     // 0: no cap; beyond it, clients wait in the backlog
+    int64_t max_connections_per_address = 1024;  // 0: no cap; beyond it, 503 and closed
     // Concurrent consumes / produces per identity (the client's address until users exist) per
     // node; 0: no cap. More get 429.
     int64_t max_consume_in_flight_per_identity = 1024;

@@ -406,6 +406,20 @@ const std::vector<Setting>& settings() {
          .rule = "0 (no cap) to 1000000",
          .doc = "Open client connections; at the cap the node stops accepting and new clients wait "
                 "in the listen backlog until one closes."},
+        {.key = "http.max_connections_per_address",
+         .env = "NARAD_HTTP_MAX_CONNECTIONS_PER_ADDRESS",
+         .bind = NARAD_FIELD(http.max_connections_per_address),
+         .check =
+             [](const Config& c, Problems& p) {
+                 require(p,
+                         c.http.max_connections_per_address >= 0 &&
+                             c.http.max_connections_per_address <= 1'000'000,
+                         "http.max_connections_per_address must be between 0 and 1000000");
+             },
+         .rule = "0 (no cap) to 1000000",
+         .doc = "Open connections from one client IP address, on the API and cluster ports; one "
+                "more is answered 503 and closed. Raise it (or 0) when clients reach the node "
+                "through one proxy or NAT address."},
         {.key = "http.max_consume_in_flight_per_identity",
          .env = "NARAD_HTTP_MAX_CONSUME_IN_FLIGHT_PER_IDENTITY",
          .bind = NARAD_FIELD(http.max_consume_in_flight_per_identity),

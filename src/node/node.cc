@@ -156,6 +156,8 @@ class Node::Impl {
             std::chrono::duration_cast<Millis>(config_.http.shutdown_grace);
         server_options.header_limit_bytes = static_cast<uint32_t>(config_.http.max_header_bytes);
         server_options.connections_max = static_cast<uint32_t>(config_.http.max_connections);
+        server_options.connections_per_address_max =
+            static_cast<uint32_t>(config_.http.max_connections_per_address);
         router_ = std::make_unique<api::Router>(clock_, api::ContentTypeGuard::on);
         in_flight_ = std::make_unique<api::InFlightLimits>(api::InFlightOptions{
             .max_consume_per_identity = config_.http.max_consume_in_flight_per_identity,

@@ -3,6 +3,7 @@
 // the audit trail, and root seeding with a generated password; then the same rules across a
 // 3-node cluster, where users live in the shared metastore and topic writes are forwarded.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -632,6 +633,50 @@ TEST(HostileClientsTest, SlowIdleAndGuessingClientsDoNotStarveOthers) {
         EXPECT_TRUE(socket->read_until_close(ignored, seconds(10)))
             << "an idle connection outlived the idle timeout";
     }
+    EXPECT_EQ(node.stop(), 0);
+}
+
+// Rule: one client address cannot fill the node's connection cap: its connections beyond
+// http.max_connections_per_address are answered 503 and closed, so a client from another address
+// still gets a connection although the flood holds more than the node-wide cap would allow.
+TEST(HostileClientsTest, OneAddressCannotFillTheNode) {
+    TempDir dir;
+    NodeOptions options = secured();
+    options.env["NARAD_HTTP_MAX_CONNECTIONS"] = "110";
+    options.env["NARAD_HTTP_MAX_CONNECTIONS_PER_ADDRESS"] = "100";
+    options.env["NARAD_HTTP_IDLE_TIMEOUT"] = "60s";
+    NodeProcess node(dir.path() + "/data", options);
+    node.start();
+    std::vector<std::unique_ptr<net::testing::RawSocket>> flood;
+    int refused = 0;
+    for (int i = 0; i < 130; ++i) {
+        flood.push_back(std::make_unique<net::testing::RawSocket>(node.port(), "127.0.0.3"));
+        ASSERT_TRUE(flood.back()->connected());
+    }
+    ASSERT_TRUE(eventually([&] {
+        return scrape_metric(node, "narad_http_connections_refused_total").value_or(0) == 30;
+    }));
+    for (auto& socket : flood) {
+        // A refused connection has its 503 waiting and is closed; an admitted one is silent.
+        pollfd ready{socket->fd(), POLLIN, 0};
+        if (::poll(&ready, 1, 0) != 1) continue;
+        std::string answer;
+        EXPECT_TRUE(socket->read_until_close(answer, seconds(5)));
+        EXPECT_EQ(answer.rfind("HTTP/1.1 503", 0), 0u) << answer;
+        EXPECT_NE(answer.find("too many connections from this address"), std::string::npos);
+        ++refused;
+    }
+    EXPECT_EQ(refused, 30);
+    net::ClientOptions client_options;
+    client_options.port = node.port();
+    client_options.basic_auth = root();
+    client_options.connect_timeout = seconds(5);
+    client_options.request_timeout = seconds(5);  // a bound on the answer, not a speed
+    net::HttpClient other(client_options);
+    auto served = other.request("GET", "/v1/topics");
+    ASSERT_TRUE(served.is_ok()) << served.status().to_string();
+    EXPECT_EQ(served->status, 200);
+    flood.clear();
     EXPECT_EQ(node.stop(), 0);
 }
 
