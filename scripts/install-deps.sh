@@ -9,6 +9,9 @@ packages=(
     # libraries (DESIGN.md "Decisions")
     libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libxxhash-dev libzstd-dev
     libsimdjson-dev rapidjson-dev libsodium-dev zlib1g-dev
+    # TLS on the API and cluster ports (Boost.Beast's ssl_stream), and the openssl tool the TLS
+    # tests make their certificates with
+    libssl-dev openssl
     # the metastore: a local etcd member per node (DESIGN.md "Metastore")
     etcd-server
     # tests and micro-benchmarks

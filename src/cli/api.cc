@@ -93,6 +93,7 @@ bool is_http_error(const Status& status, int code) {
 
 Result<ServerAddress> parse_server_url(std::string_view server) {
     std::string_view rest = server;
+    bool https = false;
     while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
     const auto bad = [&](std::string_view why) {
         return Status(Errc::invalid_argument,
@@ -101,11 +102,13 @@ Result<ServerAddress> parse_server_url(std::string_view server) {
     if (const size_t scheme_end = rest.find("://"); scheme_end != std::string_view::npos) {
         std::string scheme(rest.substr(0, scheme_end));  // case-insensitive, as Go's url.Parse
         for (char& c : scheme) c = char(std::tolower(static_cast<unsigned char>(c)));
-        if (scheme == "https") return bad("https is not supported by this client; use http://");
-        if (scheme != "http") return bad("unsupported protocol scheme");
+        if (scheme != "http" && scheme != "https") return bad("unsupported protocol scheme");
+        https = scheme == "https";
         rest.remove_prefix(scheme_end + 3);
     }
     ServerAddress address;
+    address.https = https;
+    if (https) address.port = 443;
     const size_t slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     if (slash != std::string_view::npos) address.base_path = std::string(rest.substr(slash));
@@ -144,9 +147,10 @@ Result<ServerAddress> parse_server_url(std::string_view server) {
 
 std::string plaintext_credentials_warning(const CliContext& connection) {
     if (connection.user.empty() && connection.password.empty()) return "";
-    // A URL this client refuses sends nothing; every one it takes is plain HTTP.
+    // A URL this client refuses sends nothing.
     auto address = parse_server_url(connection.server);
-    if (!address.is_ok() || address->host == "localhost" || is_loopback_literal(address->host)) {
+    if (!address.is_ok() || address->https || address->host == "localhost" ||
+        is_loopback_literal(address->host)) {
         return "";
     }
     return "warning: sending credentials for " + go_quote(connection.user) +

@@ -39,15 +39,17 @@ bool is_http_error(const Status& status, int code);
 // what users see).
 Errc errc_for_http_status(int code);
 
-// Where `--server` points. Go's client takes a URL; ours speaks plain HTTP only.
+// Where `--server` points, as a URL like Go's client takes.
 struct ServerAddress {
+    bool https = false;
     std::string host;
-    uint16_t port = 80;
+    uint16_t port = 80;     // 443 for https unless given
     std::string base_path;  // prefix of every request target, without a trailing '/'
 };
 
-// Parses `http://host[:port][/prefix]` (trailing '/' trimmed, as Go's client does). A bare
-// `host:port` is taken as http. `https://` is refused: this client has no TLS.
+// Parses `http[s]://host[:port][/prefix]` (trailing '/' trimmed, as Go's client does). A bare
+// `host:port` is taken as http. An https server is verified against the system's authorities,
+// which SSL_CERT_FILE and SSL_CERT_DIR replace, as for Go's client.
 Result<ServerAddress> parse_server_url(std::string_view server);
 
 // The warning to print before Basic credentials go over plain http:// to a host that is not this

@@ -35,7 +35,8 @@ TEST(Send, MapsHttpFailuresToGoTexts) {
     EXPECT_TRUE(send(api, "GET", "/").is_ok());
 }
 
-// Rule: --server URLs resolve to host, port and prefix; https and garbage are refused.
+// Rule: --server URLs resolve to scheme, host, port and prefix (443 by default for https);
+// garbage is refused.
 TEST(ParseServerUrl, AcceptsHttpUrlsAndBareHostPort) {
     auto a = parse_server_url("http://127.0.0.1:7942/");
     ASSERT_TRUE(a.is_ok());
@@ -53,7 +54,13 @@ TEST(ParseServerUrl, AcceptsHttpUrlsAndBareHostPort) {
     auto d = parse_server_url("http://[::1]:7942");
     ASSERT_TRUE(d.is_ok());
     EXPECT_EQ(d->host, "::1");
-    EXPECT_FALSE(parse_server_url("https://x:1").is_ok());
+    auto e = parse_server_url("HTTPS://broker.example/narad");
+    ASSERT_TRUE(e.is_ok());
+    EXPECT_TRUE(e->https);
+    EXPECT_EQ(e->port, 443);
+    EXPECT_EQ(e->base_path, "/narad");
+    EXPECT_FALSE(a->https);
+    EXPECT_EQ(parse_server_url("https://x:1")->port, 1);
     EXPECT_FALSE(parse_server_url("ftp://x").is_ok());
     EXPECT_FALSE(parse_server_url("http://x:99999").is_ok());
     EXPECT_FALSE(parse_server_url("http://:80").is_ok());

@@ -50,7 +50,12 @@ Result<std::vector<net::ClientOptions>> bench_targets(const BenchFlags& f,
     std::vector<net::ClientOptions> targets;
     for (const std::string& server : f.servers) {
         NARAD_ASSIGN_OR_RETURN(ServerAddress address, parse_server_url(server));
+        if (address.https) {
+            return Status(Errc::invalid_argument,
+                          "narad bench drives plain http only; \"" + server + "\" is https");
+        }
         net::ClientOptions options = base;
+        options.tls.reset();
         options.host = address.host;
         options.port = address.port;
         targets.push_back(std::move(options));
@@ -117,6 +122,10 @@ Status run_bench(const BenchFlags& f, CommandEnv& env) {
     NARAD_ASSIGN_OR_RETURN(bench::BenchConfig config, make_config(f, topic));
     NARAD_ASSIGN_OR_RETURN(CliContext connection, env.connection());
     NARAD_ASSIGN_OR_RETURN(net::ClientOptions client, client_options(connection));
+    if (client.tls && f.servers.empty()) {
+        return Status(Errc::invalid_argument,
+                      "narad bench drives plain http only; \"" + connection.server + "\" is https");
+    }
     NARAD_ASSIGN_OR_RETURN(std::vector<net::ClientOptions> targets, bench_targets(f, client));
     if (targets.size() > config.connections ||
         (config.consume && targets.size() > config.consumers)) {

@@ -31,6 +31,7 @@ Result<net::ClientOptions> client_options(const CliContext& connection) {
     options.host = address.host;
     options.port = address.port;
     options.request_timeout = kRequestTimeout;
+    if (address.https) options.tls = net::ClientTls{};  // the system's authorities, host checked
     if (!connection.user.empty()) options.basic_auth = connection.user + ":" + connection.password;
     return options;
 }

@@ -10,6 +10,8 @@
 // whose answer they did not get as possibly applied, as they already must after a timeout.
 #include "net/http_client.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <poll.h>
 
 #include <array>
@@ -22,6 +24,7 @@
 #include "base/json_text.h"
 #include "net/http_wire.h"
 #include "net/response_reader.h"
+#include "net/tls_stream.h"
 
 namespace narad::net {
 namespace asio = boost::asio;
@@ -42,6 +45,14 @@ class HttpClient::Impl {
           reader_(options_.response_body_limit_bytes) {
         if (!options_.basic_auth.empty()) {
             authorization_ = "Basic " + base64_encode(options_.basic_auth);
+        }
+        if (options_.tls) {
+            auto tls = make_client_tls(options_.tls->files);
+            if (tls.is_ok()) {
+                tls_ = std::move(*tls);
+            } else {
+                tls_error_ = tls.status();
+            }
         }
     }
 
@@ -73,9 +84,12 @@ class HttpClient::Impl {
     }
 
     void disconnect() {
-        beast::error_code ignored;
-        stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-        stream_.close();
+        if (stream_) {
+            beast::error_code ignored;
+            stream_->tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+            stream_->tcp().close();
+            stream_.reset();
+        }
         buffer_.consume(buffer_.size());
         connected_ = false;
     }
@@ -84,7 +98,7 @@ class HttpClient::Impl {
     // is readable although no request is outstanding.
     bool connection_dropped() {
         if (buffer_.size() > 0) return true;
-        pollfd fd{stream_.socket().native_handle(), POLLIN, 0};
+        pollfd fd{stream_->tcp().socket().native_handle(), POLLIN, 0};
         return ::poll(&fd, 1, 0) != 0;
     }
 
@@ -122,27 +136,63 @@ class HttpClient::Impl {
 
     Status connect() {
         disconnect();
+        NARAD_RETURN_IF_ERROR(tls_error_);
         std::vector<tcp::endpoint> endpoints;
         NARAD_RETURN_IF_ERROR(resolve(endpoints));
         beast::error_code ec;
-        stream_.expires_after(options_.connect_timeout);
-        stream_.async_connect(endpoints, [&](beast::error_code connect_ec, const tcp::endpoint&) {
-            ec = connect_ec;
-        });
+        beast::tcp_stream tcp_stream(ioc_);
+        tcp_stream.expires_after(options_.connect_timeout);
+        tcp_stream.async_connect(endpoints, [&](beast::error_code connect_ec,
+                                                const tcp::endpoint&) { ec = connect_ec; });
         run();
         if (ec == beast::error::timeout) {
-            disconnect();
             return Status(Errc::timeout, "connecting to " + where_ + " timed out after " +
                                              std::to_string(options_.connect_timeout.count()) +
                                              " ms");
         }
         if (ec) {
-            disconnect();
             return Status(Errc::peer_error, "cannot connect to " + where_ + ": " + ec.message());
         }
-        stream_.socket().set_option(tcp::no_delay(true), ec);
+        tcp_stream.socket().set_option(tcp::no_delay(true), ec);
+        stream_.emplace(std::move(tcp_stream), tls_);
+        if (tls_) NARAD_RETURN_IF_ERROR(tls_handshake());
         connected_ = true;
         return Status::ok();
+    }
+
+    // The TLS handshake on the connection just made, within the connect timeout.
+    Status tls_handshake() {
+        SSL* ssl = stream_->tls_stream().native_handle();
+        beast::error_code ec;
+        auto ip = asio::ip::make_address(options_.host, ec);
+        if (ec) SSL_set_tlsext_host_name(ssl, options_.host.c_str());  // SNI: names only
+        if (options_.tls->verify_host) {
+            X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+            X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+            int set = ec ? X509_VERIFY_PARAM_set1_host(param, options_.host.c_str(), 0)
+                         : X509_VERIFY_PARAM_set1_ip_asc(param, ip.to_string().c_str());
+            if (set != 1) {
+                disconnect();
+                return Status(Errc::invalid_argument,
+                              "cannot verify TLS for host " + options_.host);
+            }
+        }
+        ec = {};
+        stream_->tcp().expires_after(options_.connect_timeout);
+        stream_->tls_stream().async_handshake(
+            asio::ssl::stream_base::client,
+            [&](beast::error_code handshake_ec) { ec = handshake_ec; });
+        run();
+        if (!ec) return Status::ok();
+        std::string reason = ec.message();
+        long verify = SSL_get_verify_result(ssl);
+        if (verify != X509_V_OK)
+            reason += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
+        disconnect();
+        if (ec == beast::error::timeout) {
+            return Status(Errc::timeout, "TLS handshake with " + where_ + " timed out");
+        }
+        return Status(Errc::peer_error, "TLS handshake with " + where_ + " failed: " + reason);
     }
 
     // A new connection, with its handshake done.
@@ -201,10 +251,10 @@ class HttpClient::Impl {
         reader_.start(response, method == "HEAD");
         Exchange exchange;
         // One deadline for the whole exchange: writing the request and reading the response.
-        stream_.expires_after(options_.request_timeout);
+        stream_->tcp().expires_after(options_.request_timeout);
         std::array<asio::const_buffer, 2> buffers{asio::buffer(head_),
                                                   asio::buffer(body.data(), body.size())};
-        asio::async_write(stream_, buffers, [&exchange](beast::error_code ec, size_t) {
+        stream_->async_write(buffers, [&exchange](beast::error_code ec, size_t) {
             exchange.writing = false;
             exchange.write_error = ec;
         });
@@ -241,9 +291,10 @@ class HttpClient::Impl {
             if (used == 0) break;
         }
         if (reader_.done()) return end_read(exchange);
-        stream_.async_read_some(
+        stream_->async_read_some(
             buffer_.prepare(kReadChunkBytes), [this, &exchange](beast::error_code ec, size_t n) {
-                if (ec == asio::error::eof) {
+                // A TLS peer that closes without close_notify reads as a truncated stream.
+                if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
                     exchange.read_status =
                         exchange.got_bytes ? reader_.put_eof()
                                            : Status(Errc::peer_error, "connection closed by peer");
@@ -265,7 +316,7 @@ class HttpClient::Impl {
     // The response is complete or failed; a request still being written is abandoned.
     void end_read(Exchange& exchange) {
         if (exchange.writing) {
-            stream_.cancel();
+            stream_->tcp().cancel();
             exchange.write_error = asio::error::operation_aborted;
         }
     }
@@ -274,8 +325,10 @@ class HttpClient::Impl {
     std::string where_;  // "host:port", for messages and the Host header
     std::string authorization_;
     asio::io_context ioc_{1};
-    beast::tcp_stream stream_{ioc_};
-    beast::flat_buffer buffer_;  // received, not yet parsed
+    std::shared_ptr<TlsContext> tls_;       // https: made once, shared by every connection
+    Status tls_error_;                      // why tls_ could not be made
+    std::optional<MaybeTlsStream> stream_;  // while connected
+    beast::flat_buffer buffer_;             // received, not yet parsed
     ResponseReader reader_;
     std::string head_;
     bool connected_ = false;

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "net/http.h"
+#include "net/tls.h"
 
 namespace narad::net {
 
@@ -36,6 +37,8 @@ struct ClientOptions {
     // Sent as X-Narad-Client, as Narad's CLI and Go SDK do (batch consume requires one, and it
     // lets a body-less or non-JSON POST past the content-type guard); empty sends none.
     std::string client_name = "narad-cli";
+    // https: TLS on every connection, verified as ClientTls says. nullopt: plain http.
+    std::optional<ClientTls> tls;
     // A larger response body fails the request (Errc::peer_error).
     uint64_t response_body_limit_bytes = uint64_t{1} << 30;
     // Runs on every new connection before the first request goes out on it (the cluster port's
@@ -46,6 +49,7 @@ struct ClientOptions {
 
 class HttpClient {
   public:
+    // A TLS file that does not load fails every request with the reason (Errc::invalid_argument).
     explicit HttpClient(ClientOptions options);
     ~HttpClient();
     HttpClient(HttpClient&&) noexcept;

@@ -28,6 +28,7 @@
 #include "base/thread_pool.h"
 #include "net/http_wire.h"
 #include "net/request_reader.h"
+#include "net/tls_stream.h"
 
 namespace narad::net {
 namespace asio = boost::asio;
@@ -167,6 +168,14 @@ class ServerCore {
         if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
     }
     std::unordered_map<std::string, uint32_t> per_address_;  // GUARDED_BY(sessions_mutex_)
+
+    // What new connections speak TLS with (null: plain); replaced whole by reload_tls().
+    std::shared_ptr<TlsContext> current_tls() {
+        std::lock_guard lock(tls_mutex_);
+        return tls_;
+    }
+    std::mutex tls_mutex_;
+    std::shared_ptr<TlsContext> tls_;  // GUARDED_BY(tls_mutex_)
     std::atomic<uint64_t> refused_per_address_{0};
 
     std::mutex sessions_mutex_;
@@ -180,13 +189,14 @@ thread_local Session* tl_inline_session = nullptr;
 
 class Session : public std::enable_shared_from_this<Session> {
   public:
-    Session(ServerCore& server, tcp::socket socket, std::string remote_ip)
+    Session(ServerCore& server, tcp::socket socket, std::string remote_ip,
+            std::shared_ptr<TlsContext> tls)
         : server_(server),
-          stream_(std::move(socket)),
+          stream_(beast::tcp_stream(std::move(socket)), std::move(tls)),
           buffer_(server.options().header_limit_bytes + 2 * kReadChunkBytes),
           remote_ip_(std::move(remote_ip)) {
         beast::error_code ec;
-        auto endpoint = stream_.socket().remote_endpoint(ec);
+        auto endpoint = stream_.tcp().socket().remote_endpoint(ec);
         if (!ec) {
             auto address = endpoint.address();
             remote_address_ =
@@ -195,9 +205,23 @@ class Session : public std::enable_shared_from_this<Session> {
         }
     }
 
-    asio::any_io_executor executor() { return stream_.get_executor(); }
+    asio::any_io_executor executor() { return stream_.tcp().get_executor(); }
 
-    void start() { read_next(); }
+    void start() {
+        if (!stream_.tls()) return read_next();
+        // The TLS handshake gets the read deadline, as a request's head does.
+        phase_ = Phase::reading;
+        stream_.tcp().expires_after(server_.options().read_timeout);
+        stream_.tls_stream().async_handshake(
+            asio::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+                if (ec) {
+                    NARAD_LOG_DEBUG("TLS handshake with {} failed: {}", self->remote_address_,
+                                    ec.message());
+                    return self->close();
+                }
+                self->read_next();
+            });
+    }
 
     // The server stops: a connection between requests, or still receiving one, closes now; one
     // whose request is with the handler closes after its response.
@@ -209,7 +233,7 @@ class Session : public std::enable_shared_from_this<Session> {
         if (phase_ == Phase::closed) return;
         phase_ = Phase::closed;
         finish_in_flight();
-        stream_.close();
+        stream_.tcp().close();
         server_.session_closed(this, remote_ip_);
     }
 
@@ -243,10 +267,10 @@ class Session : public std::enable_shared_from_this<Session> {
         if (buffer_.size() > 0) {
             // Pipelined: the next request has started arriving already.
             phase_ = Phase::reading;
-            stream_.expires_after(server_.options().read_timeout);
+            stream_.tcp().expires_after(server_.options().read_timeout);
             return parse();
         }
-        stream_.expires_after(server_.options().idle_timeout);
+        stream_.tcp().expires_after(server_.options().idle_timeout);
         stream_.async_read_some(buffer_.prepare(kReadChunkBytes),
                                 [self = shared_from_this()](beast::error_code ec, size_t n) {
                                     self->on_first_bytes(ec, n);
@@ -258,7 +282,7 @@ class Session : public std::enable_shared_from_this<Session> {
         buffer_.commit(n);
         // The read timeout runs from the first byte of a request, not from the end of the last.
         phase_ = Phase::reading;
-        stream_.expires_after(server_.options().read_timeout);
+        stream_.tcp().expires_after(server_.options().read_timeout);
         parse();
     }
 
@@ -300,11 +324,11 @@ class Session : public std::enable_shared_from_this<Session> {
         if (reader_.header_done() && reader_.expects_continue() && !sent_continue_) {
             // curl and others wait for this before sending a large body (RFC 9110 §10.1.1).
             sent_continue_ = true;
-            asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
-                              [self = shared_from_this()](beast::error_code ec, size_t) {
-                                  if (ec) return self->close();
-                                  self->read_more();
-                              });
+            stream_.async_write(asio::buffer(kContinue.data(), kContinue.size()),
+                                [self = shared_from_this()](beast::error_code ec, size_t) {
+                                    if (ec) return self->close();
+                                    self->read_more();
+                                });
             return;
         }
         read_more();
@@ -352,7 +376,7 @@ class Session : public std::enable_shared_from_this<Session> {
             respond(session, gate, seq, std::move(response));
         };
         // Handlers hold no read timeout: a long poll may keep its request for seconds.
-        stream_.expires_never();
+        stream_.tcp().expires_never();
         tl_inline_session = this;
         try {
             server_.handler().handle(std::move(request_), std::move(responder));
@@ -405,11 +429,10 @@ class Session : public std::enable_shared_from_this<Session> {
         bool send_body = !head_request_ && wire::status_has_body(response_.status);
         std::array<asio::const_buffer, 2> buffers{
             asio::buffer(head_), send_body ? asio::buffer(response_.body) : asio::const_buffer()};
-        stream_.expires_after(server_.options().write_timeout);
-        asio::async_write(stream_, buffers,
-                          [self = shared_from_this()](beast::error_code ec, size_t n) {
-                              self->on_written(ec, n);
-                          });
+        stream_.tcp().expires_after(server_.options().write_timeout);
+        stream_.async_write(buffers, [self = shared_from_this()](beast::error_code ec, size_t n) {
+            self->on_written(ec, n);
+        });
     }
 
     void on_written(beast::error_code ec, size_t /*bytes*/) {
@@ -425,11 +448,11 @@ class Session : public std::enable_shared_from_this<Session> {
     void linger_close() {
         phase_ = Phase::draining;
         beast::error_code ec;
-        stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+        stream_.tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
         if (ec) return close();
         buffer_.consume(buffer_.size());
         drained_bytes_ = 0;
-        stream_.expires_after(kDrainTimeout);
+        stream_.tcp().expires_after(kDrainTimeout);
         drain();
     }
 
@@ -451,7 +474,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
 
     ServerCore& server_;
-    beast::tcp_stream stream_;
+    MaybeTlsStream stream_;
     beast::flat_buffer buffer_;
     std::string remote_address_;
     std::string remote_ip_;  // what the per-address connection cap counts
@@ -521,6 +544,7 @@ class HttpServer::Impl : public ServerCore {
     ~Impl();
 
     Status start();
+    Status reload_tls();
     void stop();
     uint16_t port() const { return port_.load(); }
     ServerStats stats() const {
@@ -588,12 +612,22 @@ Status HttpServer::Impl::listen() {
     return Status::ok();
 }
 
+Status HttpServer::Impl::reload_tls() {
+    if (!options_.tls) return Status::ok();
+    auto loaded = make_server_tls(*options_.tls);
+    if (!loaded.is_ok()) return loaded.status();
+    std::lock_guard lock(tls_mutex_);
+    tls_ = std::move(*loaded);
+    return Status::ok();
+}
+
 Status HttpServer::Impl::start() {
     std::lock_guard lock(lifecycle_mutex_);
     if (state_ == State::running) return Status::ok();
     if (state_ == State::stopped) {
         return Status(Errc::shutting_down, "the HTTP server was stopped and cannot restart");
     }
+    NARAD_RETURN_IF_ERROR(reload_tls());
     NARAD_RETURN_IF_ERROR(listen());
     work_.emplace(ioc_.get_executor());
     uint32_t count = std::max<uint32_t>(1, options_.threads);
@@ -660,7 +694,7 @@ void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
         {
             std::lock_guard lock(sessions_mutex_);
             if (admit_address(ip)) {
-                session = std::make_shared<Session>(*this, std::move(socket), ip);
+                session = std::make_shared<Session>(*this, std::move(socket), ip, current_tls());
                 sessions_.emplace(session.get(), session);
                 connections_open_.store(sessions_.size());
                 paused = accept_paused_ = at_connection_cap();
@@ -782,6 +816,8 @@ HttpServer::HttpServer(ServerOptions options, HttpHandler& handler)
 HttpServer::~HttpServer() = default;
 
 Status HttpServer::start() { return impl_->start(); }
+
+Status HttpServer::reload_tls() { return impl_->reload_tls(); }
 void HttpServer::stop() { impl_->stop(); }
 uint16_t HttpServer::port() const { return impl_->port(); }
 ServerStats HttpServer::stats() const { return impl_->stats(); }

@@ -22,12 +22,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "base/status.h"
 #include "net/http.h"
+#include "net/tls.h"
 
 namespace narad::net {
 
@@ -50,6 +52,9 @@ struct ServerOptions {
     // answered 503 and closed at once (it would otherwise wait behind connections_max with
     // everyone else's). 0: no cap.
     uint32_t connections_per_address_max = 1024;
+    // TLS on every connection (the certificate and key; with a CA file, clients must present a
+    // certificate it signed). nullopt: plain HTTP.
+    std::optional<TlsFiles> tls;
     // Request line plus headers; a larger head is answered 431 and the connection closed.
     uint32_t header_limit_bytes = 16 * 1024;
 };
@@ -65,8 +70,12 @@ class HttpServer : public Scheduler {
     HttpServer(ServerOptions options, HttpHandler& handler);
     ~HttpServer() override;
 
-    // Binds and starts serving; fails (e.g. address in use) without starting anything.
+    // Binds and starts serving; fails (e.g. address in use, a TLS file that does not load)
+    // without starting anything.
     Status start();
+    // Loads options.tls's files again; connections made from now on use them, those open keep
+    // what they started with. On failure nothing changes. A no-op without TLS.
+    Status reload_tls();
     void stop();
     // The bound port (useful when options.port was 0).
     uint16_t port() const;

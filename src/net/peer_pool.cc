@@ -145,6 +145,8 @@ std::unique_ptr<HttpClient> PeerPool::take(const std::string& address, const std
     client_options.port = port;
     client_options.response_body_limit_bytes = options_.response_body_limit_bytes;
     if (!options_.secrets.empty()) client_options.on_connect = cluster_handshake(options_.secrets);
+    // Each new client loads the files, so a renewed certificate is used from then on.
+    client_options.tls = options_.tls;
     return std::make_unique<HttpClient>(client_options);
 }
 

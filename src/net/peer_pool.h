@@ -40,6 +40,7 @@ std::string rpc_operation(std::string_view target);
 
 struct PeerPoolOptions {
     auth::ClusterSecrets secrets;  // proved on every new connection; empty: none
+    std::optional<ClientTls> tls;  // the cluster port's mutual TLS; nullopt: plain
     Millis connect_timeout_max{2'000};
     uint32_t idle_clients_per_peer = 8;
     uint64_t response_body_limit_bytes = 64ull << 20;

@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <memory>
@@ -20,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "net/http.h"
 
@@ -54,6 +57,42 @@ inline HttpResponse text_response(int status, std::string body) {
     response.content_type = "text/plain";
     response.body = std::move(body);
     return response;
+}
+
+// Makes a test PKI in `dir` with the openssl tool: authorities `<ca>.pem`/`.key` for each name in
+// `authorities`, and for each {name, authority, subject_alt_names} a leaf `<name>.pem` and
+// `<name>.key` it signed (P-256 keys, valid two days; SANs as openssl writes them, e.g.
+// "IP:127.0.0.1,DNS:localhost"). False if a command failed.
+struct TestCertificate {
+    std::string name;
+    std::string authority;
+    std::string subject_alt_names;
+};
+inline bool make_test_certificates(const std::string& dir,
+                                   const std::vector<std::string>& authorities,
+                                   const std::vector<TestCertificate>& leaves) {
+    auto run = [](const std::string& command) {
+        return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
+    };
+    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+    for (const auto& ca : authorities) {
+        if (!run("openssl req -x509 " + key + " -keyout " + dir + "/" + ca + ".key -out " + dir +
+                 "/" + ca + ".pem -days 2 -subj /CN=" + ca)) {
+            return false;
+        }
+    }
+    for (const auto& leaf : leaves) {
+        std::string base = dir + "/" + leaf.name;
+        std::string ca = dir + "/" + leaf.authority;
+        std::ofstream(base + ".ext") << "subjectAltName=" << leaf.subject_alt_names << "\n";
+        if (!run("openssl req " + key + " -keyout " + base + ".key -out " + base +
+                 ".csr -subj /CN=" + leaf.name) ||
+            !run("openssl x509 -req -in " + base + ".csr -CA " + ca + ".pem -CAkey " + ca +
+                 ".key -CAcreateserial -days 2 -out " + base + ".pem -extfile " + base + ".ext")) {
+            return false;
+        }
+    }
+    return true;
 }
 
 // One request through `handler` as the server runs it: screen(), then handle() unless screened

@@ -394,6 +394,7 @@ class ClusterRuntime::Impl {
         if (!options_.cluster_secrets.empty()) {
             client_options.on_connect = net::cluster_handshake(options_.cluster_secrets);
         }
+        client_options.tls = options_.cluster_tls;
         net::HttpClient http(client_options);
         json request = {{"node_id", options_.node_id.value()},
                         {"etcd_peer_url", "http://" + options_.etcd_host + ":" +

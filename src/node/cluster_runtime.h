@@ -21,6 +21,7 @@
 #include "cluster/controller.h"
 #include "cluster/membership.h"
 #include "meta/etcd_meta_store.h"
+#include "net/tls.h"
 
 namespace narad::node {
 
@@ -33,6 +34,7 @@ struct ClusterRuntimeOptions {
     std::vector<std::string> meta_endpoints;  // external etcd: start no local member
     std::string join;                         // host:port of any member's cluster port
     auth::ClusterSecrets cluster_secrets;     // proved to the --join node (net::cluster_handshake)
+    std::optional<net::ClientTls> cluster_tls;  // how to dial the --join node; nullopt: plain
     std::string etcd_host = "127.0.0.1";
     uint16_t etcd_client_port = 7944;
     uint16_t etcd_peer_port = 7945;

@@ -131,6 +131,8 @@ struct SecurityConfig {
     std::string admin_password;           // environment only
     std::string cluster_secret;           // environment only
     std::string cluster_secret_previous;  // environment only
+    std::string tls_cert_file;            // the API port's TLS, beyond Narad
+    std::string tls_key_file;
     std::string cluster_tls_cert_file;
     std::string cluster_tls_key_file;
     std::string cluster_tls_ca_file;

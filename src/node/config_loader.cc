@@ -250,6 +250,12 @@ void check_cluster_tls(const Config& c, Problems& problems) {
             "security.cluster_tls_ca_file must be set together or not at all");
 }
 
+void check_api_tls(const Config& c, Problems& problems) {
+    const SecurityConfig& s = c.security;
+    require(problems, s.tls_cert_file.empty() == s.tls_key_file.empty(),
+            "security.tls_cert_file and security.tls_key_file must be set together or not at all");
+}
+
 void check_cluster_secret(const Config& c, Problems& problems) {
     const SecurityConfig& s = c.security;
     if (s.enabled && (!c.cluster.peers.empty() || !c.cluster.join.empty())) {
@@ -940,23 +946,35 @@ const std::vector<Setting>& settings() {
          .bind = NARAD_FIELD(security.cluster_secret_previous),
          .doc = "The secret being rotated out: still proved and accepted beside the current one "
                 "(docs/security.md, \"Rotating the cluster secret\")."},
+        {.key = "security.tls_cert_file",
+         .env = "NARAD_TLS_CERT_FILE",
+         .bind = NARAD_FIELD(security.tls_cert_file),
+         .check = check_api_tls,
+         .rule = "with security.tls_key_file, or neither",
+         .doc = "PEM certificate chain for TLS on the API port (and the metrics listener): the "
+                "node then speaks only https there. Reloaded on SIGHUP and when the file "
+                "changes."},
+        {.key = "security.tls_key_file",
+         .env = "NARAD_TLS_KEY_FILE",
+         .bind = NARAD_FIELD(security.tls_key_file),
+         .doc = "PEM private key of security.tls_cert_file."},
         {.key = "security.cluster_tls_cert_file",
          .env = "NARAD_CLUSTER_TLS_CERT_FILE",
          .bind = NARAD_FIELD(security.cluster_tls_cert_file),
          .check = check_cluster_tls,
          .rule = "the three cluster TLS files together or none",
-         .doc = "Narad's Raft TLS certificate.",
-         .inert = "there is no Raft transport, and the cluster port has no TLS yet"},
+         .doc = "PEM certificate this node presents on the cluster port, as server and as "
+                "client: mutual TLS between nodes (docs/security.md). Reloaded on SIGHUP and when "
+                "the file changes."},
         {.key = "security.cluster_tls_key_file",
          .env = "NARAD_CLUSTER_TLS_KEY_FILE",
          .bind = NARAD_FIELD(security.cluster_tls_key_file),
-         .doc = "Narad's Raft TLS key.",
-         .inert = "there is no Raft transport, and the cluster port has no TLS yet"},
+         .doc = "PEM private key of security.cluster_tls_cert_file."},
         {.key = "security.cluster_tls_ca_file",
          .env = "NARAD_CLUSTER_TLS_CA_FILE",
          .bind = NARAD_FIELD(security.cluster_tls_ca_file),
-         .doc = "Narad's Raft TLS authority.",
-         .inert = "there is no Raft transport, and the cluster port has no TLS yet"},
+         .doc = "PEM authority that signs every node's cluster certificate; a peer without one it "
+                "signed is refused."},
         {.key = "security.allow_plaintext_raft",
          .env = "NARAD_SECURITY_ALLOW_PLAINTEXT_RAFT",
          .bind = NARAD_FIELD(security.allow_plaintext_raft),

@@ -1,6 +1,7 @@
 #include "node/node.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <optional>
@@ -121,11 +122,64 @@ class Node::Impl {
         NARAD_LOG_WARN("node RPC plane is unauthenticated (security off and no cluster secret)");
     }
 
+    // security.cluster_tls_*: the cluster port's mutual TLS, if configured.
+    std::optional<net::TlsFiles> cluster_tls_files() const {
+        const SecurityConfig& s = config_.security;
+        if (s.cluster_tls_cert_file.empty()) return std::nullopt;
+        return net::TlsFiles{s.cluster_tls_cert_file, s.cluster_tls_key_file,
+                             s.cluster_tls_ca_file};
+    }
+    // How this node dials peers: its cluster certificate, checked by the cluster's authority only
+    // (peers are known by address, not by a name in their certificates).
+    std::optional<net::ClientTls> cluster_client_tls() const {
+        auto files = cluster_tls_files();
+        if (!files) return std::nullopt;
+        return net::ClientTls{*files, false};
+    }
+
+    // Loads every TLS file again (SIGHUP, or a file that changed): new connections use them.
+    Status reload_tls() {
+        std::lock_guard lock(tls_reload_mutex_);
+        Status result;
+        for (net::HttpServer* server :
+             {server_.get(), cluster_server_.get(), metrics_server_.get()}) {
+            if (server == nullptr) continue;
+            Status reloaded = server->reload_tls();
+            if (!reloaded.is_ok() && result.is_ok()) result = reloaded;
+        }
+        if (result.is_ok()) {
+            NARAD_LOG_INFO("TLS certificates reloaded");
+        } else {
+            NARAD_LOG_ERROR("TLS certificates not reloaded, the previous ones stay in force: {}",
+                            result.to_string());
+        }
+        tls_stamp_ = tls_files_stamp();
+        return result;
+    }
+
+    // The modification times of every configured TLS file, to notice a renewal.
+    std::string tls_files_stamp() const {
+        const SecurityConfig& s = config_.security;
+        std::string stamp;
+        for (const std::string* path : {&s.tls_cert_file, &s.tls_key_file, &s.cluster_tls_cert_file,
+                                        &s.cluster_tls_key_file, &s.cluster_tls_ca_file}) {
+            if (path->empty()) continue;
+            struct stat info {};
+            if (::stat(path->c_str(), &info) == 0) {
+                stamp += std::to_string(info.st_mtim.tv_sec) + "." +
+                         std::to_string(info.st_mtim.tv_nsec) + "/" + std::to_string(info.st_size);
+            }
+            stamp += ";";
+        }
+        return stamp;
+    }
+
     Status start() {
         MonoTime boot_started = clock_.now();
         const std::string& data = config_.storage.data_dir;
         NARAD_RETURN_IF_ERROR(fs_.create_directories(data));
         settle_cluster_secrets();
+        tls_stamp_ = tls_files_stamp();
         auto cluster = ClusterRuntime::start(cluster_options(), clock_);
         if (!cluster.is_ok()) return cluster.status().with_context("joining the cluster");
         cluster_ = std::move(*cluster);
@@ -158,6 +212,10 @@ class Node::Impl {
         server_options.connections_max = static_cast<uint32_t>(config_.http.max_connections);
         server_options.connections_per_address_max =
             static_cast<uint32_t>(config_.http.max_connections_per_address);
+        if (!config_.security.tls_cert_file.empty()) {
+            server_options.tls =
+                net::TlsFiles{config_.security.tls_cert_file, config_.security.tls_key_file, ""};
+        }
         router_ = std::make_unique<api::Router>(clock_, api::ContentTypeGuard::on);
         in_flight_ = std::make_unique<api::InFlightLimits>(api::InFlightOptions{
             .max_consume_per_identity = config_.http.max_consume_in_flight_per_identity,
@@ -418,6 +476,7 @@ class Node::Impl {
         options.meta_endpoints = cluster.meta_endpoints;
         options.join = cluster.join;
         options.cluster_secrets = cluster_secrets_;
+        options.cluster_tls = cluster_client_tls();
         // etcd listens on an IP address; a host name is advertised for the API only.
         options.etcd_host = looks_like_ip(host) ? host : "127.0.0.1";
         options.etcd_client_port = cluster.etcd_client_port;
@@ -469,6 +528,7 @@ class Node::Impl {
             clock_, std::chrono::duration_cast<Millis>(config_.cluster.dead_after));
         net::PeerPoolOptions peer_options;
         if (plane_access_ == net::PlaneAccess::proved) peer_options.secrets = cluster_secrets_;
+        peer_options.tls = cluster_client_tls();
         peers_ = std::make_unique<net::PeerPool>(
             [this](const NodeId& node) -> std::optional<std::string> {
                 meta::MetaSnapshot snapshot = store_->snapshot();
@@ -512,6 +572,9 @@ class Node::Impl {
         options.port = address->second;
         // A dispatcher batch (4 MiB of payload plus framing) must fit.
         options.body_limit_bytes = 16ull << 20;
+        // Mutual TLS with the cluster's own files, never the API port's certificate.
+        options.tls.reset();
+        if (auto files = cluster_tls_files()) options.tls = *files;
         internal_router_ =
             std::make_unique<api::InternalRouter>(clock_, cluster_secrets_, plane_access_);
         commit_context_ = std::make_unique<api::InternalCommitContext>(api::InternalCommitContext{
@@ -636,6 +699,15 @@ class Node::Impl {
     // closed logs (the cold walk) every storage.cold_retention_walk_ms. A log is opened here only
     // when its directory shows an expired segment, and closed again after.
     void maintain() {
+        bool tls_changed = false;
+        {
+            std::lock_guard lock(tls_reload_mutex_);
+            tls_changed = tls_files_stamp() != tls_stamp_;
+        }
+        if (tls_changed) {
+            NARAD_LOG_INFO("a TLS file changed; reloading");
+            (void)reload_tls();
+        }
         meta::MetaSnapshot snapshot = store_->snapshot();
         int64_t walk_ms = config_.storage.cold_retention_walk_ms;
         MonoTime now = clock_.now();
@@ -790,6 +862,8 @@ class Node::Impl {
     std::unique_ptr<ThreadPool> routing_pool_;
     std::unique_ptr<ThreadPool> commit_pool_;
     auth::ClusterSecrets cluster_secrets_;  // settle_cluster_secrets()
+    std::mutex tls_reload_mutex_;
+    std::string tls_stamp_;  // GUARDED_BY(tls_reload_mutex_) tls_files_stamp() at the last load
     net::PlaneAccess plane_access_ = net::PlaneAccess::proved;
     std::unique_ptr<api::InternalRouter> internal_router_;
     std::unique_ptr<api::InternalCommitContext> commit_context_;
@@ -816,6 +890,7 @@ class Node::Impl {
 Node::Node(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 Node::~Node() = default;
 Status Node::start() { return impl_->start(); }
+Status Node::reload_tls() { return impl_->reload_tls(); }
 void Node::stop() { impl_->stop(); }
 uint16_t Node::http_port() const { return impl_->http_port(); }
 void Node::on_decommissioned(std::function<void()> callback) {

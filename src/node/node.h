@@ -20,6 +20,9 @@ class Node {
     ~Node();
 
     Status start();
+    // Loads the API, metrics and cluster ports' TLS files again (SIGHUP; also done by itself when
+    // one of them changes): new connections use them. On failure the old ones stay in force.
+    Status reload_tls();
     void stop();
     // Called once, on a metastore thread, when this node's member record is removed at the end
     // of its decommission; it must not block (the caller stops the node). Set before start().

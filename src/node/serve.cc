@@ -172,6 +172,7 @@ int serve_main(int argc, char** argv) {
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
     sigaddset(&signals, SIGUSR1);  // this node was decommissioned (Node::on_decommissioned)
+    sigaddset(&signals, SIGHUP);   // reload the TLS certificates
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
 
@@ -184,7 +185,12 @@ int serve_main(int argc, char** argv) {
         return 1;
     }
     int received = 0;
-    sigwait(&signals, &received);
+    for (;;) {
+        sigwait(&signals, &received);
+        if (received != SIGHUP) break;
+        NARAD_LOG_INFO("received SIGHUP: reloading the TLS certificates");
+        (void)node.reload_tls();
+    }
     if (received == SIGUSR1) {
         NARAD_LOG_INFO("decommissioned: stopping and exiting");
     } else {

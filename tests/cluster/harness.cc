@@ -225,13 +225,20 @@ bool NodeProcess::running() {
 }
 
 net::HttpClient NodeProcess::client(std::chrono::milliseconds timeout) const {
+    return net::HttpClient(client_options(timeout));
+}
+
+net::ClientOptions NodeProcess::client_options(std::chrono::milliseconds timeout) const {
     net::ClientOptions options;
     options.host = options_.host;
     options.port = port_;
     options.request_timeout = timeout;
     options.connect_timeout = std::min(timeout, std::chrono::milliseconds(5000));
     options.basic_auth = credentials();
-    return net::HttpClient(options);
+    if (!options_.api_ca_file.empty()) {
+        options.tls = net::ClientTls{{"", "", options_.api_ca_file}, true};
+    }
+    return options;
 }
 
 std::string NodeProcess::credentials() const {
@@ -403,6 +410,7 @@ NodeOptions Cluster::node_options(int index) const {
     }
     node.args = options_.args;
     node.ready_timeout = options_.ready_timeout;
+    node.api_ca_file = options_.api_ca_file;
     return node;
 }
 

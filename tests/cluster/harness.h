@@ -58,6 +58,9 @@ struct NodeOptions {
     // the test's own). See Network.
     std::string host = "127.0.0.1";
     std::string netns;
+    // Set when the node serves its API over TLS (NARAD_TLS_CERT_FILE): the harness's clients then
+    // speak https to it, trusting this PEM authority.
+    std::string api_ca_file;
 };
 
 class NodeProcess {
@@ -110,6 +113,9 @@ class NodeProcess {
     // A fresh client for this node (one per thread).
     // A client of this node's API, signed in as its root user when the node is secured.
     net::HttpClient client(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+    // What client() is made from (https when NodeOptions::api_ca_file is set).
+    net::ClientOptions client_options(
+        std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
     // "admin:<password>" of a secured node whose root password the harness knows; empty when
     // security is off or the password was generated.
     std::string credentials() const;
@@ -194,6 +200,8 @@ struct ClusterOptions {
     // Extra environment of single nodes (by index), applied over `env`: a failpoint or a tunable
     // on one node only.
     std::map<int, std::map<std::string, std::string>> node_env;
+    // NodeOptions::api_ca_file of every node.
+    std::string api_ca_file;
     // Run every node under Debian's libfaketime, its wall clock offset by a file the harness owns
     // (NodeProcess::step_clock); the monotonic clock stays real.
     bool steppable_clocks = false;

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -65,8 +67,7 @@ struct Answer {
 
 Answer call(const NodeProcess& node, const std::string& credentials, std::string_view method,
             std::string_view target, std::string_view body = {}, const net::Headers& headers = {}) {
-    net::ClientOptions options;
-    options.port = node.port();
+    net::ClientOptions options = node.client_options();
     options.basic_auth = credentials;
     net::HttpClient client(options);
     auto response =
@@ -77,6 +78,15 @@ Answer call(const NodeProcess& node, const std::string& credentials, std::string
 }
 
 std::string root() { return std::string("admin:") + kRootPassword; }
+
+// One plain-http GET /readyz to `port`, whatever it answers.
+Result<net::HttpResponse> call_raw(uint16_t port) {
+    net::ClientOptions options;
+    options.port = port;
+    options.connect_timeout = seconds(5);
+    options.request_timeout = seconds(5);
+    return net::HttpClient(options).get("/readyz");
+}
 
 void add_user(const NodeProcess& node, const std::string& name, const std::string& password,
               const std::string& grants_json, const std::string& as = root()) {
@@ -775,6 +785,36 @@ TEST(SecurityClusterTest, UsersAndGrantsHoldOnEveryNode) {
     }
 }
 
+// Two nodes each owning partitions of a new topic `name`: 60 messages produced half through each
+// node (so each commits to partitions the other owns) all come back through node 2, acked.
+void commit_and_consume_across(Cluster& cluster, const std::string& name) {
+    Answer created = call(cluster.node(1), root(), "POST", "/v1/topics",
+                          R"({"name":")" + name + R"(","partitions":4})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    std::map<std::string, int> owners;
+    ASSERT_TRUE(eventually([&] {
+        owners = owned_partitions(cluster, 1);
+        return owners["n1"] > 0 && owners["n2"] > 0;
+    })) << "the topic's partitions are not spread over both nodes";
+    constexpr int kMessages = 60;
+    Ledger ledger(kMessages);
+    for (int id = 0; id < kMessages; ++id) {
+        Answer produced =
+            call(cluster.node(1 + id % 2), root(), "POST", "/v1/topics/" + name + "/produce",
+                 "{\"id\":" + std::to_string(id) + "}");
+        ASSERT_EQ(produced.status, 202) << produced.body;
+        ledger.accept(id);
+    }
+    auto consumer = cluster.node(2).client();
+    EXPECT_TRUE(eventually(
+        [&] {
+            consume_and_ack(consumer, name, ledger);
+            return ledger.nothing_lost();
+        },
+        seconds(60), std::chrono::milliseconds(0)))
+        << ledger.summary();
+}
+
 // Rule: the cluster secret rotates without a cut: a node holding the new secret and the old one
 // (NARAD_CLUSTER_SECRET_PREVIOUS) and a node holding only the old one prove to each other, so
 // commits and consumes cross between them both ways; a node with another secret cannot join, and
@@ -790,33 +830,7 @@ TEST(SecurityClusterTest, TheClusterSecretRotatesWithoutACut) {
     options.node_env[2] = {{"NARAD_CLUSTER_SECRET", "old-secret"}};
     Cluster cluster(options);
     cluster.start();
-    Answer created = call(cluster.node(1), root(), "POST", "/v1/topics",
-                          R"({"name":"rotation","partitions":4})");
-    ASSERT_EQ(created.status, 201) << created.body;
-    std::map<std::string, int> owners;
-    ASSERT_TRUE(eventually([&] {
-        owners = owned_partitions(cluster, 1);
-        return owners["n1"] > 0 && owners["n2"] > 0;
-    })) << "the topic's partitions are not spread over both nodes";
-
-    constexpr int kMessages = 60;
-    Ledger ledger(kMessages);
-    for (int id = 0; id < kMessages; ++id) {
-        // Each node takes half the produce, so each commits to partitions the other owns.
-        Answer produced =
-            call(cluster.node(1 + id % 2), root(), "POST", "/v1/topics/rotation/produce",
-                 "{\"id\":" + std::to_string(id) + "}");
-        ASSERT_EQ(produced.status, 202) << produced.body;
-        ledger.accept(id);
-    }
-    auto consumer = cluster.node(2).client();
-    EXPECT_TRUE(eventually(
-        [&] {
-            consume_and_ack(consumer, "rotation", ledger);
-            return ledger.nothing_lost();
-        },
-        seconds(60), std::chrono::milliseconds(0)))
-        << ledger.summary();
+    commit_and_consume_across(cluster, "rotation");
     EXPECT_NE(read_file(cluster.node(1).log_path()).find("proved the previous cluster secret"),
               std::string::npos);
 
@@ -837,6 +851,90 @@ TEST(SecurityClusterTest, TheClusterSecretRotatesWithoutACut) {
     auto members = cluster.members(1);
     ASSERT_TRUE(members.has_value());
     EXPECT_EQ(members->dump().find("\"n3\""), std::string::npos);
+}
+
+// Rule: with TLS configured, the API port speaks only https (the CLI included, trusting
+// SSL_CERT_FILE) and the cluster port only mutual TLS with certificates the cluster's authority
+// signed, while commits and consumes cross between the nodes; SIGHUP puts a renewed API
+// certificate in force without a restart.
+TEST(SecurityTlsTest, EveryPortSpeaksTlsAndRenewsOnSighup) {
+    TempDir pki;
+    ASSERT_TRUE(net::testing::make_test_certificates(pki.path(),
+                                                     {"api-ca", "cluster-ca", "other-ca"},
+                                                     {{"api", "api-ca", "IP:127.0.0.1"},
+                                                      {"api-renewed", "other-ca", "IP:127.0.0.1"},
+                                                      {"n1", "cluster-ca", "IP:127.0.0.1"},
+                                                      {"n2", "cluster-ca", "IP:127.0.0.1"},
+                                                      {"intruder", "other-ca", "IP:127.0.0.1"}}));
+    auto file = [&](const std::string& name) { return pki.path() + "/" + name; };
+    std::filesystem::copy_file(file("api.pem"), file("live.pem"));
+    std::filesystem::copy_file(file("api.key"), file("live.key"));
+    ClusterOptions options;
+    options.nodes = 2;
+    options.voters = 1;
+    options.env["NARAD_SECURITY_ENABLED"] = "true";
+    options.env["NARAD_ADMIN_PASSWORD"] = kRootPassword;
+    options.env["NARAD_TLS_CERT_FILE"] = file("live.pem");
+    options.env["NARAD_TLS_KEY_FILE"] = file("live.key");
+    options.api_ca_file = file("api-ca.pem");
+    for (int i : {1, 2}) {
+        std::string node = "n" + std::to_string(i);
+        options.node_env[i] = {{"NARAD_CLUSTER_TLS_CERT_FILE", file(node + ".pem")},
+                               {"NARAD_CLUSTER_TLS_KEY_FILE", file(node + ".key")},
+                               {"NARAD_CLUSTER_TLS_CA_FILE", file("cluster-ca.pem")}};
+    }
+    Cluster cluster(options);
+    cluster.start();
+    commit_and_consume_across(cluster, "sealed");
+
+    auto plain = call_raw(cluster.node(1).port());
+    EXPECT_FALSE(plain.is_ok() && plain->status > 0) << "the API port answered plain http";
+    auto dial_cluster = [&](std::optional<net::TlsFiles> identity) {
+        net::ClientOptions dial;
+        dial.port = cluster.node(1).cluster_port();
+        dial.connect_timeout = seconds(5);
+        dial.request_timeout = seconds(5);
+        if (identity) dial.tls = net::ClientTls{*identity, false};
+        return net::HttpClient(dial).request("POST", "/internal/v1/hello");
+    };
+    EXPECT_FALSE(dial_cluster(std::nullopt).is_ok()) << "the cluster port answered plain http";
+    EXPECT_FALSE(dial_cluster(net::TlsFiles{"", "", file("cluster-ca.pem")}).is_ok())
+        << "the cluster port took a client without a certificate";
+    EXPECT_FALSE(dial_cluster(net::TlsFiles{file("intruder.pem"), file("intruder.key"),
+                                            file("cluster-ca.pem")})
+                     .is_ok())
+        << "the cluster port took a certificate another authority signed";
+    auto member =
+        dial_cluster(net::TlsFiles{file("n2.pem"), file("n2.key"), file("cluster-ca.pem")});
+    ASSERT_TRUE(member.is_ok()) << member.status().to_string();
+    EXPECT_EQ(member->status, 400) << "past TLS, the handshake still wants its nonce";
+
+    ::setenv("SSL_CERT_FILE", file("api-ca.pem").c_str(), 1);
+    auto [listed, out] =
+        run_narad_cli("-s https://127.0.0.1:" + std::to_string(cluster.node(2).port()) +
+                      " -u admin -p " + kRootPassword + " topic ls");
+    EXPECT_EQ(listed, 0) << out;
+    EXPECT_NE(out.find("sealed"), std::string::npos) << out;
+    EXPECT_EQ(out.find("warning"), std::string::npos) << out;
+    ::unsetenv("SSL_CERT_FILE");
+
+    std::filesystem::copy_file(file("api-renewed.pem"), file("live.pem"),
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(file("api-renewed.key"), file("live.key"),
+                               std::filesystem::copy_options::overwrite_existing);
+    ASSERT_EQ(::kill(cluster.node(1).pid(), SIGHUP), 0);
+    net::ClientOptions renewed;
+    renewed.port = cluster.node(1).port();
+    renewed.basic_auth = root();
+    renewed.connect_timeout = seconds(5);
+    renewed.tls = net::ClientTls{{"", "", file("other-ca.pem")}, true};
+    EXPECT_TRUE(eventually([&] {
+        auto answer = net::HttpClient(renewed).get("/v1/topics");
+        return answer.is_ok() && answer->status == 200;
+    })) << "the renewed certificate never came into force";
+    EXPECT_NE(read_file(cluster.node(1).log_path()).find("TLS certificates reloaded"),
+              std::string::npos);
+    EXPECT_TRUE(cluster.node(1).running());
 }
 
 }  // namespace
