@@ -3,6 +3,7 @@
 
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "api/access.h"
 #include "api/controller_forward.h"
@@ -59,41 +60,91 @@ json listing_json(const move::TransferListing& listing) {
     return body;
 }
 
+// A listing field of the wrong kind. nlohmann's get<uint64_t>() would read -1 as 2^64-1, 1.9 as 1
+// and 18446744073709551616 (a double) with undefined behaviour, and a range-for would walk a
+// number as a one-element array: a listing is read only when every field has its type.
+class WrongListingShape : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+uint64_t unsigned_field(const json& object, const char* field) {
+    const json& value = object.at(field);
+    if (!value.is_number_unsigned()) {
+        throw WrongListingShape(std::string(field) + " is not an unsigned integer");
+    }
+    return value.get<uint64_t>();
+}
+
+uint64_t unsigned_field_or(const json& object, const char* field, uint64_t fallback) {
+    return object.contains(field) ? unsigned_field(object, field) : fallback;
+}
+
+int64_t signed_field_or(const json& object, const char* field, int64_t fallback) {
+    if (!object.contains(field)) return fallback;
+    const json& value = object.at(field);
+    const bool fits = value.is_number_unsigned()
+                          ? value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
+                          : value.is_number_integer();
+    if (!fits) throw WrongListingShape(std::string(field) + " is not a 64-bit integer");
+    return value.get<int64_t>();
+}
+
+const json& array_field(const json& object, const char* field) {
+    const json& value = object.at(field);
+    if (!value.is_array()) throw WrongListingShape(std::string(field) + " is not an array");
+    return value;
+}
+
 Result<move::TransferListing> listing_from(const json& body) {
     try {
+        if (!body.is_object()) throw WrongListingShape("the listing is not an object");
         move::TransferListing listing;
-        listing.frontier = Offset(body.at("frontier").get<uint64_t>());
-        for (const auto& offset : body.at("acked_ahead")) {
+        listing.frontier = Offset(unsigned_field(body, "frontier"));
+        for (const auto& offset : array_field(body, "acked_ahead")) {
+            if (!offset.is_number_unsigned()) {
+                throw WrongListingShape("an acked offset is not an unsigned integer");
+            }
             listing.acked_ahead.push_back(Offset(offset.get<uint64_t>()));
         }
-        listing.high_watermark = Offset(body.at("high_watermark").get<uint64_t>());
-        listing.source_clock_ns = body.value("source_clock_ns", int64_t{0});
-        for (const auto& item : body.at("segments")) {
+        listing.high_watermark = Offset(unsigned_field(body, "high_watermark"));
+        listing.source_clock_ns = signed_field_or(body, "source_clock_ns", 0);
+        for (const auto& item : array_field(body, "segments")) {
+            if (!item.is_object()) throw WrongListingShape("a segment is not an object");
             move::SegmentListing segment;
-            segment.base = Offset(item.at("base").get<uint64_t>());
-            segment.size_bytes = item.at("size").get<uint64_t>();
-            segment.index_bytes = item.value("index", uint64_t{0});
+            segment.base = Offset(unsigned_field(item, "base"));
+            segment.size_bytes = unsigned_field(item, "size");
+            segment.index_bytes = unsigned_field_or(item, "index", 0);
             segment.sealed = item.at("sealed").get<bool>();
-            segment.modified_ns = item.value("modified_ns", int64_t{0});
+            segment.modified_ns = signed_field_or(item, "modified_ns", 0);
             listing.segments.push_back(segment);
         }
         if (body.contains("marker")) {
             const json& item = body.at("marker");
+            if (!item.is_object()) throw WrongListingShape("the marker is not an object");
             move::MoveMarker marker;
             marker.source = NodeId(item.at("source").get<std::string>());
             marker.promoted_high_watermark =
-                Offset(item.at("promoted_high_watermark").get<uint64_t>());
+                Offset(unsigned_field(item, "promoted_high_watermark"));
             marker.force_promote = item.value("force_promote", false);
-            marker.durable_at_ms = item.value("durable_at_ms", int64_t{0});
+            marker.durable_at_ms = signed_field_or(item, "durable_at_ms", 0);
             marker.install = item.value("install", "");
-            for (const auto& link : item.value("children", json::array())) {
-                marker.children.push_back(
-                    {link.at(0).get<std::string>(), link.at(1).get<std::string>()});
+            if (item.contains("children")) {
+                for (const auto& link : array_field(item, "children")) {
+                    if (!link.is_array() || link.size() != 2) {
+                        throw WrongListingShape("a child link is not a pair");
+                    }
+                    marker.children.push_back(
+                        {link.at(0).get<std::string>(), link.at(1).get<std::string>()});
+                }
             }
-            listing.marker_written_ns = item.value("written_ns", int64_t{0});
+            listing.marker_written_ns = signed_field_or(item, "written_ns", 0);
             listing.marker = std::move(marker);
         }
         return listing;
+    } catch (const WrongListingShape& e) {
+        return Status(Errc::corrupt,
+                      std::string("a transfer listing that does not parse: ") + e.what());
     } catch (const json::exception& e) {
         return Status(Errc::corrupt,
                       std::string("a transfer listing that does not parse: ") + e.what());

@@ -50,6 +50,12 @@ Status syntax_error(std::string_view body) {
     } catch (const json::parse_error& e) {
         message = e.what();
         byte = e.byte;
+    } catch (const json::exception& e) {
+        // Not a parse_error: a number past a double ("1e400") is nlohmann's out_of_range, which
+        // the scanner (Go's grammar) accepts; refused with nlohmann's words, never thrown on.
+        message = e.what();
+        auto detail = message.find("] ");
+        return bad(detail == std::string::npos ? message : message.substr(detail + 2));
     }
     if (message.find("; expected end of input") != std::string::npos) {
         char next = byte >= 1 && byte <= body.size() ? body[byte - 1] : ' ';

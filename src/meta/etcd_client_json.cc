@@ -202,10 +202,14 @@ Errc errc_of_http(int http_status, bool mutation) {
 }  // namespace
 
 Status decode_error(int http_status, std::string_view body, bool mutation) {
-    json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object()) {
-        auto error = j.find("error");
-        if (error != j.end() && error->is_object()) j = *error;  // a streaming call's error
+    json document = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (document.is_object()) {
+        // A streaming call's error is {"error":{...}}: read in place, never copied (nlohmann's copy
+        // recurses once per level, and a body nested deeply enough would overflow the stack).
+        const json* fields = &document;
+        auto error = document.find("error");
+        if (error != document.end() && error->is_object()) fields = &*error;
+        const json& j = *fields;
         std::string message = text(j, "message");
         if (message.empty()) message = text(j, "error");
         bool has_code = j.contains("code") || j.contains("grpc_code");
