@@ -7,6 +7,7 @@
 #include "api/node_status.h"
 #include "api/owner_routing.h"
 #include "api/params.h"
+#include "api/peer_json.h"
 #include "api/respond.h"
 #include "cluster/decommission.h"
 
@@ -85,7 +86,7 @@ void add_node_status(ApiContext& context, const meta::MetaState& state, json& me
         } else {
             body = fetch_node_status(*context.peers, node, left);
         }
-        json parsed = body.is_ok() ? json::parse(*body, nullptr, false) : json();
+        json parsed = body.is_ok() ? parse_peer_reply(*body) : json();
         if (parsed.is_object()) {
             member["node_status"] = std::move(parsed);
         } else {

@@ -14,6 +14,7 @@
 #include "api/message_handlers.h"
 #include "api/owner_routing.h"
 #include "api/params.h"
+#include "api/peer_json.h"
 #include "api/produce_gate.h"
 #include "api/request_json.h"
 #include "api/respond.h"
@@ -321,13 +322,13 @@ void settle_remote(ApiContext& context, const std::string& topic, const NodeId& 
     if (answer.status != 200) {
         std::string message =
             "owner node " + owner.value() + " answered " + std::to_string(answer.status);
-        auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
+        auto parsed = parse_peer_reply(answer.body);
         if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
             message = parsed["error"].get<std::string>();
         }
         return fail_all(answer.status, message);
     }
-    auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
+    auto parsed = parse_peer_reply(answer.body);
     if (!parsed.is_object() || !parsed.contains("results") || !parsed["results"].is_array() ||
         parsed["results"].size() != indexes.size()) {
         return fail_all(503, "owner node " + owner.value() + " gave a malformed answer");
@@ -335,12 +336,13 @@ void settle_remote(ApiContext& context, const std::string& topic, const NodeId& 
     for (size_t j = 0; j < indexes.size(); ++j) {
         const auto& item = parsed["results"][j];
         HandleResult result;
-        if (item.contains("status") && item["status"].is_number_integer()) {
-            result.status = item["status"].get<int>();
-        } else {
-            result.status = 503;
-        }
-        if (item.contains("error") && item["error"].is_string()) {
+        // An HTTP status, or the owner's answer is not one: 503 for that handle.
+        result.status =
+            item.is_object() && item.contains("status") && item["status"].is_number_integer() &&
+                    item["status"].get<int64_t>() >= 200 && item["status"].get<int64_t>() <= 599
+                ? item["status"].get<int>()
+                : 503;
+        if (item.is_object() && item.contains("error") && item["error"].is_string()) {
             result.error = item["error"].get<std::string>();
         }
         results[indexes[j]] = std::move(result);

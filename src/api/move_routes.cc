@@ -3,12 +3,12 @@
 
 #include <ctime>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "api/access.h"
 #include "api/controller_forward.h"
 #include "api/owner_routing.h"
 #include "api/params.h"
+#include "api/peer_json.h"
 #include "api/respond.h"
 #include "base/failpoint.h"
 #include "base/log.h"
@@ -60,57 +60,21 @@ json listing_json(const move::TransferListing& listing) {
     return body;
 }
 
-// A listing field of the wrong kind. nlohmann's get<uint64_t>() would read -1 as 2^64-1, 1.9 as 1
-// and 18446744073709551616 (a double) with undefined behaviour, and a range-for would walk a
-// number as a one-element array: a listing is read only when every field has its type.
-class WrongListingShape : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
-
-uint64_t unsigned_field(const json& object, const char* field) {
-    const json& value = object.at(field);
-    if (!value.is_number_unsigned()) {
-        throw WrongListingShape(std::string(field) + " is not an unsigned integer");
-    }
-    return value.get<uint64_t>();
-}
-
-uint64_t unsigned_field_or(const json& object, const char* field, uint64_t fallback) {
-    return object.contains(field) ? unsigned_field(object, field) : fallback;
-}
-
-int64_t signed_field_or(const json& object, const char* field, int64_t fallback) {
-    if (!object.contains(field)) return fallback;
-    const json& value = object.at(field);
-    const bool fits = value.is_number_unsigned()
-                          ? value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
-                          : value.is_number_integer();
-    if (!fits) throw WrongListingShape(std::string(field) + " is not a 64-bit integer");
-    return value.get<int64_t>();
-}
-
-const json& array_field(const json& object, const char* field) {
-    const json& value = object.at(field);
-    if (!value.is_array()) throw WrongListingShape(std::string(field) + " is not an array");
-    return value;
-}
-
 Result<move::TransferListing> listing_from(const json& body) {
     try {
-        if (!body.is_object()) throw WrongListingShape("the listing is not an object");
+        if (!body.is_object()) throw WrongShape("the listing is not an object");
         move::TransferListing listing;
         listing.frontier = Offset(unsigned_field(body, "frontier"));
         for (const auto& offset : array_field(body, "acked_ahead")) {
             if (!offset.is_number_unsigned()) {
-                throw WrongListingShape("an acked offset is not an unsigned integer");
+                throw WrongShape("an acked offset is not an unsigned integer");
             }
             listing.acked_ahead.push_back(Offset(offset.get<uint64_t>()));
         }
         listing.high_watermark = Offset(unsigned_field(body, "high_watermark"));
         listing.source_clock_ns = signed_field_or(body, "source_clock_ns", 0);
         for (const auto& item : array_field(body, "segments")) {
-            if (!item.is_object()) throw WrongListingShape("a segment is not an object");
+            if (!item.is_object()) throw WrongShape("a segment is not an object");
             move::SegmentListing segment;
             segment.base = Offset(unsigned_field(item, "base"));
             segment.size_bytes = unsigned_field(item, "size");
@@ -121,7 +85,7 @@ Result<move::TransferListing> listing_from(const json& body) {
         }
         if (body.contains("marker")) {
             const json& item = body.at("marker");
-            if (!item.is_object()) throw WrongListingShape("the marker is not an object");
+            if (!item.is_object()) throw WrongShape("the marker is not an object");
             move::MoveMarker marker;
             marker.source = NodeId(item.at("source").get<std::string>());
             marker.promoted_high_watermark =
@@ -132,7 +96,7 @@ Result<move::TransferListing> listing_from(const json& body) {
             if (item.contains("children")) {
                 for (const auto& link : array_field(item, "children")) {
                     if (!link.is_array() || link.size() != 2) {
-                        throw WrongListingShape("a child link is not a pair");
+                        throw WrongShape("a child link is not a pair");
                     }
                     marker.children.push_back(
                         {link.at(0).get<std::string>(), link.at(1).get<std::string>()});
@@ -142,7 +106,7 @@ Result<move::TransferListing> listing_from(const json& body) {
             listing.marker = std::move(marker);
         }
         return listing;
-    } catch (const WrongListingShape& e) {
+    } catch (const WrongShape& e) {
         return Status(Errc::corrupt,
                       std::string("a transfer listing that does not parse: ") + e.what());
     } catch (const json::exception& e) {
@@ -377,16 +341,18 @@ void list_moves(ApiContext* c, move::MoveRunner* runner, const net::HttpRequest&
                                                    : reply.status().to_string();
                     continue;
                 }
-                json parsed = json::parse(reply->body, nullptr, false);
+                json parsed = parse_peer_reply(reply->body);
                 if (!parsed.is_object() || !parsed.contains("moves")) continue;
                 body = parsed["moves"];
             }
             // A destination whose report has the wrong shape is shown as unreported.
             try {
                 for (const auto& item : body) {
-                    reports[{item.value("topic", ""), item.value("partition", 0u)}] = item;
+                    auto partition =
+                        static_cast<uint32_t>(unsigned_field_or(item, "partition", 0, UINT32_MAX));
+                    reports[{item.value("topic", ""), partition}] = item;
                 }
-            } catch (const json::exception& e) {
+            } catch (const std::exception& e) {  // nlohmann's exceptions and WrongShape
                 NARAD_LOG_WARN("node {} reported its moves in the wrong shape: {}", to, e.what());
                 unreported[to] = "its report has the wrong shape";
             }
@@ -541,7 +507,7 @@ Result<move::TransferListing> PeerSourceClient::list(const NodeId& source, const
                                                      PartitionId partition) {
     auto reply = call(source, "GET", move_target(topic, partition, "listing"), timeout_);
     NARAD_RETURN_IF_ERROR(reply_status(reply, "listing"));
-    json body = json::parse(reply->body, nullptr, false);
+    json body = parse_peer_reply(reply->body);
     if (body.is_discarded()) return Status(Errc::corrupt, "a listing that is not JSON");
     return listing_from(body);
 }
@@ -565,8 +531,8 @@ Result<move::Handoff> PeerSourceClient::prepare(const NodeId& source, const std:
     if (!token.empty()) target += "?token=" + percent_encode(token);
     auto reply = call(source, "POST", target, freeze_timeout_);
     NARAD_RETURN_IF_ERROR(reply_status(reply, "prepare"));
-    json body = json::parse(reply->body, nullptr, false);
-    if (body.is_discarded() || !body.contains("token") || !body.contains("listing")) {
+    json body = parse_peer_reply(reply->body);
+    if (!body.is_object() || !body.contains("token") || !body.contains("listing")) {
         return Status(Errc::corrupt, "a PrepareHandoff answer without token or listing");
     }
     NARAD_ASSIGN_OR_RETURN(move::TransferListing listing, listing_from(body["listing"]));

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/move_routes.h"
+#include "api/peer_json.h"
 #include "api/respond.h"
 #include "move/quarantine.h"
 
@@ -70,7 +71,7 @@ Result<std::string> fetch_node_status(PeerClient& peers, const NodeId& node, Mil
 }
 
 Result<cluster::NodeStatus> decode_node_status(std::string_view body) {
-    json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    json parsed = parse_peer_reply(body);
     if (!parsed.is_object() || !parsed.contains("draining") || !parsed["draining"].is_boolean() ||
         !parsed.contains("produce_in_flight") ||
         !parsed["produce_in_flight"].is_number_unsigned() || !parsed.contains("dispatch_backlog") ||

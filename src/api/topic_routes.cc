@@ -10,6 +10,7 @@
 #include "api/controller_forward.h"
 #include "api/move_routes.h"
 #include "api/owner_routing.h"
+#include "api/peer_json.h"
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "api/wire_json.h"
@@ -25,17 +26,19 @@ void fill_stats_from(const nlohmann::json& partitions, const NodeId& owner,
                      std::vector<PartitionStatsView>& views, uint32_t first) {
     for (const auto& item : partitions) {
         if (!item.is_object()) continue;
-        uint32_t index = item.value("index", uint32_t{0});
+        auto index = static_cast<uint32_t>(unsigned_field_or(item, "index", 0, UINT32_MAX));
         if (index < first || index - first >= views.size()) continue;
         PartitionStatsView& view = views[index - first];
         if (view.owner_node != owner.value()) continue;
+        storage::LogStats stats = view.stats;  // filled whole or not at all
+        stats.segments = static_cast<uint32_t>(unsigned_field_or(item, "segments", 0, UINT32_MAX));
+        stats.oldest_offset = Offset(unsigned_field_or(item, "oldest_offset", 0));
+        stats.high_watermark = Offset(unsigned_field_or(item, "high_watermark", 0));
+        stats.size_bytes = unsigned_field_or(item, "size_bytes", 0);
+        stats.oldest_segment_at =
+            WallTime(std::chrono::nanoseconds(signed_field_or(item, "oldest_segment_at_ns", 0)));
+        view.stats = stats;
         view.owner_liveness.clear();  // read
-        view.stats.segments = item.value("segments", uint32_t{0});
-        view.stats.oldest_offset = Offset(item.value("oldest_offset", uint64_t{0}));
-        view.stats.high_watermark = Offset(item.value("high_watermark", uint64_t{0}));
-        view.stats.size_bytes = item.value("size_bytes", uint64_t{0});
-        view.stats.oldest_segment_at =
-            WallTime(std::chrono::nanoseconds(item.value("oldest_segment_at_ns", int64_t{0})));
     }
 }
 
@@ -52,14 +55,14 @@ void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::stri
         }
         return;
     }
-    auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
+    auto parsed = parse_peer_reply(answer.body);
     if (!parsed.is_object() || !parsed.contains("partitions") || !parsed["partitions"].is_array()) {
         return;
     }
     // A reply of the wrong shape (a field of the wrong type) leaves the stats empty, logged.
     try {
         fill_stats_from(parsed["partitions"], owner, views, first);
-    } catch (const nlohmann::json::exception& e) {
+    } catch (const std::exception& e) {  // nlohmann's exceptions and WrongShape
         NARAD_LOG_WARN("node {} answered partition stats of {} with the wrong shape: {}",
                        owner.value(), topic, e.what());
     }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/json_scan.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "meta/etcd_client.h"
@@ -98,6 +99,11 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
     }
 
     Result<LeaderInfo> parse_line(std::string_view line) {
+        // Dumped again below, which recurses once per level: a line nested deeper than any etcd
+        // answer is refused first.
+        if (json_scan::nests_deeper_than(line, 64)) {
+            return Status(Errc::peer_error, "observe: an answer nested too deeply");
+        }
         nlohmann::json message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
         if (!message.is_object()) return Status(Errc::peer_error, "observe: not a JSON object");
         if (message.contains("error")) return gateway::decode_error(200, line, false);
