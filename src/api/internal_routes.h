@@ -38,6 +38,9 @@ class InternalRouter final : public net::HttpHandler {
     std::optional<net::HttpResponse> screen(net::HttpRequest& head) override {
         return guard_.screen(head);
     }
+    std::optional<uint64_t> body_limit(const net::HttpRequest& head) override {
+        return guard_.body_limit(head);
+    }
 
   private:
     Router router_;

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "auth/sodium.h"
+#include "base/assert.h"
 
 namespace narad::auth {
 
@@ -22,6 +23,7 @@ std::string to_hex(const unsigned char* data, size_t size) {
 std::string random_hex(size_t bytes) {
     init_sodium();
     std::array<unsigned char, 64> random{};
+    NARAD_ASSERT(bytes <= random.size(), "random_hex: at most 64 bytes");
     randombytes_buf(random.data(), bytes);
     return to_hex(random.data(), bytes);
 }

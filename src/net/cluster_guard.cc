@@ -59,8 +59,11 @@ std::optional<HttpResponse> ClusterGuard::screen_proof(HttpRequest& head) {
         auth::matching_secret(secrets_, auth::ProofRole::client, client_nonce, server_nonce,
                               head.header(auth::kClusterProofHeader).value_or(""));
     if (!match) {
-        NARAD_LOG_WARN("{} failed to prove the cluster secret; connection closed",
-                       head.remote_address);
+        // Logged the first time, then every thousandth: a prober cannot flood the log.
+        if (uint64_t failed = failed_proofs_.fetch_add(1); failed % 1000 == 0) {
+            NARAD_LOG_WARN("{} failed to prove the cluster secret; connection closed ({} so far)",
+                           head.remote_address, failed + 1);
+        }
         return refusal(403, "invalid proof of the cluster secret");
     }
     if (*match > 0) {
@@ -69,6 +72,13 @@ std::optional<HttpResponse> ClusterGuard::screen_proof(HttpRequest& head) {
     }
     connection.authenticated = true;
     return std::nullopt;
+}
+
+std::optional<uint64_t> ClusterGuard::body_limit(const HttpRequest& head) {
+    if (access_ == PlaneAccess::open) return inner_.body_limit(head);
+    bool handshake = head.path == auth::kClusterHelloPath || head.path == auth::kClusterProofPath;
+    if (handshake || head.connection == nullptr || !head.connection->authenticated) return 0;
+    return inner_.body_limit(head);
 }
 
 void ClusterGuard::handle(HttpRequest request, Responder respond) {

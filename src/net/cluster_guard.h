@@ -9,6 +9,8 @@
 // only, one at a time).
 #pragma once
 
+#include <atomic>
+
 #include "auth/cluster_proof.h"
 #include "net/http.h"
 
@@ -23,9 +25,8 @@ class ClusterGuard final : public HttpHandler {
 
     std::optional<HttpResponse> screen(HttpRequest& head) override;
     void handle(HttpRequest request, Responder respond) override;
-    std::optional<uint64_t> body_limit(const HttpRequest& head) override {
-        return inner_.body_limit(head);
-    }
+    // No body before the secret is proved; then the inner handler's limit.
+    std::optional<uint64_t> body_limit(const HttpRequest& head) override;
 
   private:
     std::optional<HttpResponse> screen_proof(HttpRequest& head);
@@ -33,6 +34,7 @@ class ClusterGuard final : public HttpHandler {
     auth::ClusterSecrets secrets_;
     PlaneAccess access_;
     HttpHandler& inner_;
+    std::atomic<uint64_t> failed_proofs_{0};
 };
 
 }  // namespace narad::net

@@ -184,6 +184,16 @@ TEST_F(ClusterGuardTest, PeerPoolAndGuardOverTheWire) {
     EXPECT_TRUE(raw.read_until_close(answer)) << "the connection stayed open";
     EXPECT_EQ(answer.rfind("HTTP/1.1 403", 0), 0u) << answer;
     EXPECT_EQ(served.load(), 3);
+
+    // The handshake itself takes no body: one announced is refused before it is sent.
+    testing::RawSocket hello(server.port());
+    ASSERT_TRUE(
+        hello.send_all("POST /internal/v1/hello HTTP/1.1\r\nHost: n\r\n"
+                       "x-narad-cluster-nonce: " +
+                       auth::make_nonce() + "\r\nContent-Length: 1048576\r\n\r\n"));
+    std::string refused_hello;
+    EXPECT_TRUE(hello.read_until_close(refused_hello)) << "the node waited for the body";
+    EXPECT_EQ(refused_hello.rfind("HTTP/1.1 413", 0), 0u) << refused_hello;
     server.stop();
 }
 

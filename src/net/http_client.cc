@@ -20,6 +20,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <chrono>
 
 #include "base/json_text.h"
 #include "net/http_wire.h"
@@ -46,7 +47,9 @@ class HttpClient::Impl {
         if (!options_.basic_auth.empty()) {
             authorization_ = "Basic " + base64_encode(options_.basic_auth);
         }
-        if (options_.tls) {
+        if (options_.tls && options_.tls_context) {
+            tls_ = options_.tls_context;
+        } else if (options_.tls) {
             auto tls = make_client_tls(options_.tls->files);
             if (tls.is_ok()) {
                 tls_ = std::move(*tls);
@@ -166,7 +169,7 @@ class HttpClient::Impl {
         beast::error_code ec;
         auto ip = asio::ip::make_address(options_.host, ec);
         if (ec) SSL_set_tlsext_host_name(ssl, options_.host.c_str());  // SNI: names only
-        if (options_.tls->verify_host) {
+        if (options_.tls->host_check == HostCheck::name) {
             X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
             X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
             int set = ec ? X509_VERIFY_PARAM_set1_host(param, options_.host.c_str(), 0)
@@ -195,17 +198,30 @@ class HttpClient::Impl {
         return Status(Errc::peer_error, "TLS handshake with " + where_ + " failed: " + reason);
     }
 
-    // A new connection, with its handshake done.
+    // A new connection, with its handshake done. The handshake as a whole gets one
+    // request_timeout, not one per step. Whether the caller's request may have been delivered
+    // is what it was before (a resend after a reused connection failed stays "maybe").
     Status open() {
         NARAD_RETURN_IF_ERROR(connect());
         if (!options_.on_connect) return Status::ok();
-        Status shook = options_.on_connect(
-            [this](std::string_view method, std::string_view target, const Headers& headers) {
-                bool unused = false;
-                return exchange(method, target, {}, "application/json", headers, unused);
-            });
-        // Only the handshake went out: the caller's request was not sent.
-        maybe_delivered_ = false;
+        const bool delivered = maybe_delivered_;
+        const auto deadline = std::chrono::steady_clock::now() + options_.request_timeout;
+        const Millis call_timeout = options_.request_timeout;
+        Status shook = options_.on_connect([&](std::string_view method, std::string_view target,
+                                               const Headers& headers) -> Result<HttpResponse> {
+            auto left =
+                std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+            if (left <= Millis(0)) {
+                return Status(Errc::timeout, "the handshake with " + where_ + " took longer than " +
+                                                 std::to_string(call_timeout.count()) + " ms");
+            }
+            options_.request_timeout = left;
+            bool unused = false;
+            auto answer = exchange(method, target, {}, "application/json", headers, unused);
+            options_.request_timeout = call_timeout;
+            return answer;
+        });
+        maybe_delivered_ = delivered;
         if (!shook.is_ok()) {
             disconnect();
             return shook.with_context("connection handshake with " + where_);
@@ -293,7 +309,13 @@ class HttpClient::Impl {
         if (reader_.done()) return end_read(exchange);
         stream_->async_read_some(
             buffer_.prepare(kReadChunkBytes), [this, &exchange](beast::error_code ec, size_t n) {
-                // A TLS peer that closes without close_notify reads as a truncated stream.
+                // A TLS peer that closes without close_notify reads as a truncated stream: a clean
+                // close between responses, but never the end of a body that runs to the close.
+                if (ec == asio::ssl::error::stream_truncated && exchange.got_bytes) {
+                    exchange.read_status =
+                        Status(Errc::peer_error, "the TLS stream was cut short (no close_notify)");
+                    return end_read(exchange);
+                }
                 if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
                     exchange.read_status =
                         exchange.got_bytes ? reader_.put_eof()

@@ -39,6 +39,8 @@ struct ClientOptions {
     std::string client_name = "narad-cli";
     // https: TLS on every connection, verified as ClientTls says. nullopt: plain http.
     std::optional<ClientTls> tls;
+    // With `tls`: a context loaded already (make_client_tls), used instead of loading tls->files.
+    std::shared_ptr<TlsContext> tls_context;
     // A larger response body fails the request (Errc::peer_error).
     uint64_t response_body_limit_bytes = uint64_t{1} << 30;
     // Runs on every new connection before the first request goes out on it (the cluster port's

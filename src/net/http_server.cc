@@ -50,6 +50,26 @@ constexpr Millis kAcceptRetryDelay{50};
 constexpr size_t kKeptBodyBytesMax = 64 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
+// A connection refused at accept, while its answer goes out and what it sends is dropped.
+struct Refused {
+    explicit Refused(tcp::socket socket) : stream(std::move(socket)) {}
+    beast::tcp_stream stream;
+    std::array<char, 4096> sink{};
+    uint64_t drained = 0;
+};
+
+// Reads and drops until the client closes, kDrainBytesMax arrived or the deadline passed.
+void drain_refused(const std::shared_ptr<Refused>& refused) {
+    refused->stream.async_read_some(asio::buffer(refused->sink),
+                                    [refused](beast::error_code ec, size_t n) {
+                                        refused->drained += n;
+                                        if (ec || refused->drained > kDrainBytesMax) {
+                                            return refused->stream.close();
+                                        }
+                                        drain_refused(refused);
+                                    });
+}
+
 struct ServerMetrics {
     metrics::Gauge& in_flight;
     metrics::Counter& refused_per_address;
@@ -157,8 +177,7 @@ class ServerCore {
         uint32_t& open = per_address_[address];
         if (options_.connections_per_address_max != 0 &&
             open >= options_.connections_per_address_max) {
-            if (open == 0) per_address_.erase(address);
-            return false;
+            return false;  // open >= 1 here, so the entry was there before
         }
         ++open;
         return true;
@@ -348,12 +367,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
     void reject(int status, std::string_view message) { send_error(status, message); }
 
-    // Answers a request its handler screened out, then closes without reading what follows.
+    // Answers a request its handler screened out, then closes. What the client still sends (the
+    // body it did not wait to send) is read and dropped for a bounded while, never buffered, so
+    // the close does not reset the connection before the answer is read.
     void refuse(HttpResponse response) {
         keep_alive_ = false;
         head_request_ = false;
         version_ = 11;
-        close_after_write_ = true;
         write_response(std::move(response));
     }
 
@@ -438,7 +458,7 @@ class Session : public std::enable_shared_from_this<Session> {
     void on_written(beast::error_code ec, size_t /*bytes*/) {
         finish_in_flight();
         if (response_.body.capacity() > kKeptBodyBytesMax) response_ = HttpResponse();
-        if (ec || close_after_write_) return close();
+        if (ec) return close();
         if (!keep_alive_) return linger_close();
         read_next();
     }
@@ -483,9 +503,8 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpRequest request_;
     RequestReader reader_;  // writes into request_
     bool sent_continue_ = false;
-    bool screened_ = false;           // the handler has seen this request's head
-    bool close_after_write_ = false;  // a screened-out request: close, do not drain
-    uint64_t seq_ = 0;  // of the request with the handler; a stale responder's number differs
+    bool screened_ = false;  // the handler has seen this request's head
+    uint64_t seq_ = 0;       // of the request with the handler; a stale responder's number differs
     int version_ = 11;
     bool keep_alive_ = false;
     bool head_request_ = false;
@@ -710,7 +729,9 @@ void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
     if (!paused) accept();
 }
 
-// One connection too many from an address: a short 503 and the close, without reading anything.
+// One connection too many from an address. On a plain port it is answered 503 and what it sends
+// meanwhile is read and dropped for a bounded while (so the close does not reset the answer away);
+// a TLS port just closes it, as its client could not read a plain answer.
 void HttpServer::Impl::refuse_connection(tcp::socket socket, const std::string& ip) {
     metrics_.refused_per_address.inc();
     if (refused_per_address_.fetch_add(1) % 1000 == 0) {
@@ -719,18 +740,26 @@ void HttpServer::Impl::refuse_connection(tcp::socket socket, const std::string& 
             "(http.max_connections_per_address); refusing more",
             ip, options_.connections_per_address_max);
     }
+    beast::error_code ignored;
+    if (options_.tls) {
+        socket.close(ignored);
+        return;
+    }
     static const std::string kAnswer = [] {
         std::string body = "{\"error\":\"too many connections from this address\"}\n";
         return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
                "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
                std::to_string(body.size()) + "\r\n\r\n" + body;
     }();
-    auto held = std::make_shared<tcp::socket>(std::move(socket));
-    asio::async_write(*held, asio::buffer(kAnswer), [held](beast::error_code, size_t) {
-        beast::error_code ignored;
-        held->shutdown(tcp::socket::shutdown_send, ignored);
-        held->close(ignored);
-    });
+    auto refused = std::make_shared<Refused>(std::move(socket));
+    refused->stream.expires_after(kDrainTimeout);
+    asio::async_write(refused->stream, asio::buffer(kAnswer),
+                      [refused](beast::error_code ec, size_t) {
+                          beast::error_code unused;
+                          if (ec) return refused->stream.close();
+                          refused->stream.socket().shutdown(tcp::socket::shutdown_send, unused);
+                          drain_refused(refused);
+                      });
 }
 
 std::vector<std::shared_ptr<Session>> HttpServer::Impl::sessions_snapshot() {

@@ -327,6 +327,8 @@ TEST_F(HttpServerTest, OneAddressCannotTakeEveryConnection) {
     EXPECT_EQ(request(second).rfind("HTTP/1.1 200", 0), 0u);
 
     RawSocket third(server_->port(), "127.0.0.1");
+    // A client that sends its request at once still reads the answer (no reset).
+    ASSERT_TRUE(third.send_all("GET /x HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string refused;
     ASSERT_TRUE(third.read_until_close(refused)) << "the refused connection stayed open";
     EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 
+#include "base/log.h"
 #include "base/metrics.h"
 
 namespace narad::net {
@@ -127,33 +128,53 @@ std::function<Status(const ConnectionExchange&)> cluster_handshake(auth::Cluster
 }
 
 PeerPool::PeerPool(Resolver resolver, PeerPoolOptions options)
-    : resolver_(std::move(resolver)), options_(std::move(options)) {}
+    : resolver_(std::move(resolver)), options_(std::move(options)) {
+    Status loaded = reload_tls();
+    if (!loaded.is_ok()) NARAD_LOG_ERROR("cluster TLS: {}", loaded.to_string());
+}
 
-std::unique_ptr<HttpClient> PeerPool::take(const std::string& address, const std::string& host,
-                                           uint16_t port) {
+Status PeerPool::reload_tls() {
+    if (!options_.tls) return Status::ok();
+    auto loaded = make_client_tls(options_.tls->files);
+    if (!loaded.is_ok()) return loaded.status();
+    std::lock_guard lock(mutex_);
+    tls_context_ = std::move(*loaded);
+    ++tls_generation_;
+    idle_.clear();  // idle clients hold the old certificate
+    return Status::ok();
+}
+
+PeerPool::Pooled PeerPool::take(const std::string& address, const std::string& host,
+                                uint16_t port) {
+    std::shared_ptr<TlsContext> tls;
+    uint64_t generation = 0;
     {
         std::lock_guard lock(mutex_);
         auto it = idle_.find(address);
         if (it != idle_.end() && !it->second.empty()) {
-            auto client = std::move(it->second.back());
+            Pooled pooled = std::move(it->second.back());
             it->second.pop_back();
-            return client;
+            return pooled;
         }
+        tls = tls_context_;
+        generation = tls_generation_;
     }
     ClientOptions client_options;
     client_options.host = host;
     client_options.port = port;
     client_options.response_body_limit_bytes = options_.response_body_limit_bytes;
     if (!options_.secrets.empty()) client_options.on_connect = cluster_handshake(options_.secrets);
-    // Each new client loads the files, so a renewed certificate is used from then on.
+    // The context loaded last (without one, the client loads the files and reports why not).
     client_options.tls = options_.tls;
-    return std::make_unique<HttpClient>(client_options);
+    client_options.tls_context = std::move(tls);
+    return Pooled{std::make_unique<HttpClient>(client_options), generation};
 }
 
-void PeerPool::give_back(const std::string& address, std::unique_ptr<HttpClient> client) {
+void PeerPool::give_back(const std::string& address, Pooled pooled) {
     std::lock_guard lock(mutex_);
+    if (pooled.generation != tls_generation_) return;  // made before a reload: dropped
     auto& free = idle_[address];
-    if (free.size() < options_.idle_clients_per_peer) free.push_back(std::move(client));
+    if (free.size() < options_.idle_clients_per_peer) free.push_back(std::move(pooled));
 }
 
 size_t PeerPool::idle_clients(const std::string& address) const {
@@ -174,7 +195,8 @@ Result<PeerReply> PeerPool::call(const NodeId& node, std::string_view method,
         return Status(Errc::peer_error, "node " + node.value() +
                                             " has no valid cluster address (\"" + *address + "\")");
     }
-    std::unique_ptr<HttpClient> client = take(*address, split->first, split->second);
+    Pooled pooled = take(*address, split->first, split->second);
+    HttpClient* client = pooled.client.get();
     timeout = std::max(timeout, Millis(1));
     client->set_timeouts(std::min(timeout, options_.connect_timeout_max), timeout);
     std::string op = rpc_operation(target);
@@ -199,7 +221,7 @@ Result<PeerReply> PeerPool::call(const NodeId& node, std::string_view method,
     reply.status = response->status;
     reply.body = std::move(response->body);
     reply.content_type = std::move(response->content_type);
-    give_back(*address, std::move(client));
+    give_back(*address, std::move(pooled));
     return reply;
 }
 

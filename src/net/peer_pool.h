@@ -59,17 +59,25 @@ class PeerPool final : public PeerClient {
 
     // Idle pooled clients for an address (tests).
     size_t idle_clients(const std::string& address) const;
+    // Loads options.tls's files again: clients made from now on present and trust them, idle ones
+    // are dropped, busy ones are dropped when they come back. On failure nothing changes.
+    Status reload_tls();
 
   private:
-    std::unique_ptr<HttpClient> take(const std::string& address, const std::string& host,
-                                     uint16_t port);
-    void give_back(const std::string& address, std::unique_ptr<HttpClient> client);
+    struct Pooled {
+        std::unique_ptr<HttpClient> client;
+        uint64_t generation = 0;  // tls_generation_ when it was made
+    };
+    Pooled take(const std::string& address, const std::string& host, uint16_t port);
+    void give_back(const std::string& address, Pooled pooled);
 
     Resolver resolver_;
     PeerPoolOptions options_;
     mutable std::mutex mutex_;
     // address -> idle clients. GUARDED_BY(mutex_)
-    std::map<std::string, std::vector<std::unique_ptr<HttpClient>>> idle_;
+    std::map<std::string, std::vector<Pooled>> idle_;
+    std::shared_ptr<TlsContext> tls_context_;  // GUARDED_BY(mutex_)
+    uint64_t tls_generation_ = 0;              // GUARDED_BY(mutex_)
 };
 
 }  // namespace narad::net

@@ -75,11 +75,19 @@ class PeerPoolTest : public ::testing::Test {
 
     std::mutex mutex_;
     std::vector<HttpRequest> seen_;  // GUARDED_BY(mutex_) every request, in order
+    bool impostor_ = false;          // GUARDED_BY(mutex_) answer hellos without the secret
     std::vector<Responder> parked_;  // GUARDED_BY(mutex_) requests never answered
     bool park_ = false;              // GUARDED_BY(mutex_)
     FunctionHandler handler_{[this](HttpRequest request, Responder respond) {
         std::lock_guard lock(mutex_);
         seen_.push_back(request);
+        if (impostor_ && request.path == auth::kClusterHelloPath) {
+            // Plays along without the secret: a fresh nonce and a proof of something else.
+            HttpResponse hello = text_response(200, "");
+            hello.headers = {{std::string(auth::kClusterNonceHeader), auth::make_nonce()},
+                             {std::string(auth::kClusterProofHeader), std::string(64, 'a')}};
+            return respond(std::move(hello));
+        }
         if (park_) {
             parked_.push_back(std::move(respond));
             return;
@@ -152,9 +160,12 @@ TEST_F(PeerPoolTest, NewConnectionProvesTheSecretOnceAndNeverSendsIt) {
 }
 
 // Rule: a peer that cannot prove the secret gets nothing but the opening nonce: the call fails as
-// never sent (peer_error), and the call never reaches it.
+// never sent (peer_error), and neither a proof nor the call reaches it.
 TEST_F(PeerPoolTest, PeerThatCannotProveTheSecretGetsNothing) {
-    serve_with({.current = "impostor"});
+    {
+        std::lock_guard lock(mutex_);
+        impostor_ = true;  // the plain server, recording every request it gets
+    }
     PeerPool peers = pool({.current = "s3cret"});
     auto reply =
         peers.call(NodeId("b"), "POST", "/internal/v1/x", "payload", "text/plain", Millis(10'000));
@@ -162,7 +173,7 @@ TEST_F(PeerPoolTest, PeerThatCannotProveTheSecretGetsNothing) {
     EXPECT_EQ(reply.code(), Errc::peer_error);
     EXPECT_NE(reply.status().message().find("did not prove"), std::string::npos)
         << reply.status().to_string();
-    EXPECT_TRUE(seen_targets().empty());
+    EXPECT_EQ(seen_targets(), std::vector<std::string>{std::string(auth::kClusterHelloPath)});
     EXPECT_EQ(peers.idle_clients(address_), 0u);
 }
 

@@ -22,12 +22,15 @@ struct TlsFiles {
     std::string ca_file;    // PEM authorities trusted for the other side; empty: see above
 };
 
-// What an HttpClient speaking https uses: `files` as for make_client_tls, and whether the server's
-// certificate must name the host dialled (a DNS name or an IP address). Node-to-node calls check
-// only that the cluster's CA signed the peer's certificate: peers advertise addresses, not names.
+// Whether a server's certificate must name the host dialled (a DNS name or an IP address), or only
+// be signed by a trusted authority. Node-to-node calls check only that the cluster's CA signed the
+// peer's certificate: peers advertise addresses, not names.
+enum class HostCheck { name, signature_only };
+
+// What an HttpClient speaking https uses: `files` as for make_client_tls, and the host check.
 struct ClientTls {
     TlsFiles files;
-    bool verify_host = true;
+    HostCheck host_check = HostCheck::name;
 };
 
 class TlsContext;

@@ -64,7 +64,7 @@ class TlsTest : public ::testing::Test {
     }
     static ClientTls trusting(const std::string& ca, TlsFiles identity = {}) {
         identity.ca_file = file(ca + ".pem");
-        return ClientTls{identity, true};
+        return ClientTls{identity, HostCheck::name};
     }
 
     FunctionHandler handler_{[](HttpRequest request, Responder respond) {
@@ -104,7 +104,7 @@ TEST_F(TlsTest, UntrustedOrMisnamedServersAreRefused) {
     EXPECT_NE(misnamed.status().message().find("IP address mismatch"), std::string::npos)
         << misnamed.status().to_string();
     ClientTls unnamed = trusting("ca");
-    unnamed.verify_host = false;
+    unnamed.host_check = HostCheck::signature_only;
     auto signed_only = HttpClient(client(unnamed)).get("/x");
     ASSERT_TRUE(signed_only.is_ok()) << signed_only.status().to_string();
     EXPECT_FALSE(HttpClient(client(std::nullopt)).get("/x").is_ok());
@@ -164,7 +164,7 @@ TEST_F(TlsTest, MissingFilesAreAClearError) {
     ASSERT_FALSE(started.is_ok());
     EXPECT_NE(started.message().find("absent.pem"), std::string::npos) << started.to_string();
     ClientOptions bad;
-    bad.tls = ClientTls{{"", "", file("absent-ca.pem")}, true};
+    bad.tls = ClientTls{{"", "", file("absent-ca.pem")}, HostCheck::name};
     auto refused = HttpClient(bad).get("/x");
     ASSERT_FALSE(refused.is_ok());
     EXPECT_NE(refused.status().message().find("absent-ca.pem"), std::string::npos);

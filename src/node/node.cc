@@ -134,26 +134,27 @@ class Node::Impl {
     std::optional<net::ClientTls> cluster_client_tls() const {
         auto files = cluster_tls_files();
         if (!files) return std::nullopt;
-        return net::ClientTls{*files, false};
+        return net::ClientTls{*files, net::HostCheck::signature_only};
     }
 
     // Loads every TLS file again (SIGHUP, or a file that changed): new connections use them.
     Status reload_tls() {
         std::lock_guard lock(tls_reload_mutex_);
-        Status result;
-        for (net::HttpServer* server :
-             {server_.get(), cluster_server_.get(), metrics_server_.get()}) {
-            if (server == nullptr) continue;
-            Status reloaded = server->reload_tls();
-            if (!reloaded.is_ok() && result.is_ok()) result = reloaded;
-        }
-        if (result.is_ok()) {
-            NARAD_LOG_INFO("TLS certificates reloaded");
-        } else {
-            NARAD_LOG_ERROR("TLS certificates not reloaded, the previous ones stay in force: {}",
-                            result.to_string());
-        }
+        // Stamped first: a file that changes while it loads is loaded again on the next tick.
         tls_stamp_ = tls_files_stamp();
+        Status result;
+        auto reload = [&result](const char* what, Status reloaded) {
+            if (reloaded.is_ok()) return;
+            NARAD_LOG_ERROR(
+                "TLS for the {} not reloaded, its previous certificates stay in force: {}", what,
+                reloaded.to_string());
+            if (result.is_ok()) result = reloaded.with_context(what);
+        };
+        if (server_) reload("API port", server_->reload_tls());
+        if (metrics_server_) reload("metrics listener", metrics_server_->reload_tls());
+        if (cluster_server_) reload("cluster port", cluster_server_->reload_tls());
+        if (peers_) reload("calls to other nodes", peers_->reload_tls());
+        if (result.is_ok()) NARAD_LOG_INFO("TLS certificates reloaded");
         return result;
     }
 
@@ -562,8 +563,8 @@ class Node::Impl {
         return Status::ok();
     }
 
-    // The node-to-node port (always served: other nodes join through it). Without a cluster
-    // secret it refuses every call.
+    // The node-to-node port (always served: other nodes join through it), behind the cluster
+    // handshake unless the plane is open (settle_cluster_secrets).
     Status build_cluster_port(const net::ServerOptions& public_options) {
         auto address = split_host_port(config_.cluster.addr);
         if (!address.is_ok()) return address.status().with_context("cluster.addr");

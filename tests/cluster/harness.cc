@@ -236,7 +236,7 @@ net::ClientOptions NodeProcess::client_options(std::chrono::milliseconds timeout
     options.connect_timeout = std::min(timeout, std::chrono::milliseconds(5000));
     options.basic_auth = credentials();
     if (!options_.api_ca_file.empty()) {
-        options.tls = net::ClientTls{{"", "", options_.api_ca_file}, true};
+        options.tls = net::ClientTls{{"", "", options_.api_ca_file}, net::HostCheck::name};
     }
     return options;
 }
