@@ -139,11 +139,13 @@ EtcdSupervisor::EtcdSupervisor(EtcdSupervisorOptions options) : options_(std::mo
 EtcdSupervisor::~EtcdSupervisor() { stop(); }
 
 std::string EtcdSupervisor::client_url() const {
-    return "http://" + options_.host + ":" + std::to_string(options_.client_port);
+    std::string scheme = options_.tls_cert_file.empty() ? "http://" : "https://";
+    return scheme + options_.host + ":" + std::to_string(options_.client_port);
 }
 
 std::string EtcdSupervisor::peer_url() const {
-    return "http://" + options_.host + ":" + std::to_string(options_.peer_port);
+    std::string scheme = options_.tls_cert_file.empty() ? "http://" : "https://";
+    return scheme + options_.host + ":" + std::to_string(options_.peer_port);
 }
 
 pid_t EtcdSupervisor::pid() const {
@@ -189,6 +191,18 @@ std::vector<std::string> EtcdSupervisor::arguments() const {
         // default 1.5 MiB request cap.
         "--max-request-bytes=10485760",
     };
+    if (!options_.tls_cert_file.empty()) {
+        // Every client and every peer must present a certificate the authority signed.
+        for (std::string flag :
+             {"--cert-file=" + options_.tls_cert_file, "--key-file=" + options_.tls_key_file,
+              "--trusted-ca-file=" + options_.tls_ca_file, std::string("--client-cert-auth"),
+              "--peer-cert-file=" + options_.tls_cert_file,
+              "--peer-key-file=" + options_.tls_key_file,
+              "--peer-trusted-ca-file=" + options_.tls_ca_file,
+              std::string("--peer-client-cert-auth")}) {
+            args.push_back(std::move(flag));
+        }
+    }
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
     return args;
 }
@@ -280,7 +294,10 @@ Result<pid_t> EtcdSupervisor::spawn(const std::string& binary) {
 
 Status EtcdSupervisor::wait_serving(pid_t child, MonoTime deadline) {
     while (true) {
-        if (probe_etcd_serving(options_.host, options_.client_port, kHealthProbeTimeout).is_ok()) {
+        Status serving = options_.probe ? options_.probe(kHealthProbeTimeout)
+                                        : probe_etcd_serving(options_.host, options_.client_port,
+                                                             kHealthProbeTimeout);
+        if (serving.is_ok()) {
             return Status::ok();
         }
         if (exited(child)) {

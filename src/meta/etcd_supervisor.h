@@ -15,6 +15,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -40,6 +41,13 @@ struct EtcdSupervisorOptions {
     uint32_t heartbeat_interval_ms = 100;
     uint32_t election_timeout_ms = 1'000;
     std::vector<std::string> extra_args;  // passed to etcd after the flags above
+    // Mutual TLS on the member's client and peer URLs (https): its certificate and key, and the
+    // authority every client and peer certificate must come from. Empty: plain http.
+    std::string tls_cert_file;
+    std::string tls_key_file;
+    std::string tls_ca_file;
+    // How to tell the member serves its client URL; empty: probe_etcd_serving (plain http only).
+    std::function<Status(Millis timeout)> probe;
     Millis ready_timeout{10'000};
     Millis restart_backoff_first{100};
     Millis restart_backoff_max{5'000};

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "base/metrics.h"
@@ -38,6 +39,33 @@ TEST(EtcdSupervisorTest, StartWaitsUntilEtcdServes) {
     EXPECT_EQ(supervisor.client_url(), "http://127.0.0.1:" + std::to_string(options.client_port));
     EXPECT_TRUE(probe_etcd_serving("127.0.0.1", options.client_port, Millis(2'000)).is_ok());
     supervisor.stop();
+}
+
+// Rule: with TLS files the member's client and peer URLs are https and it demands a certificate
+// the authority signed from every client and peer; without them nothing of TLS is passed.
+TEST(EtcdSupervisorTest, TlsFilesMakeEveryUrlMutualTls) {
+    EtcdSupervisorOptions options;
+    options.client_port = 1;
+    options.peer_port = 2;
+    options.tls_cert_file = "/c.pem";
+    options.tls_key_file = "/c.key";
+    options.tls_ca_file = "/ca.pem";
+    EtcdSupervisor secured(options);
+    EXPECT_EQ(secured.client_url(), "https://127.0.0.1:1");
+    EXPECT_EQ(secured.peer_url(), "https://127.0.0.1:2");
+    std::vector<std::string> args = secured.arguments();
+    for (const char* flag :
+         {"--cert-file=/c.pem", "--key-file=/c.key", "--trusted-ca-file=/ca.pem",
+          "--client-cert-auth", "--peer-cert-file=/c.pem", "--peer-key-file=/c.key",
+          "--peer-trusted-ca-file=/ca.pem", "--peer-client-cert-auth",
+          "--listen-client-urls=https://127.0.0.1:1", "--initial-cluster=n1=https://127.0.0.1:2"}) {
+        EXPECT_NE(std::find(args.begin(), args.end(), flag), args.end()) << flag;
+    }
+    EtcdSupervisor plain(EtcdSupervisorOptions{});
+    for (const std::string& arg : plain.arguments()) {
+        EXPECT_EQ(arg.find("cert"), std::string::npos) << arg;
+        EXPECT_EQ(arg.find("https"), std::string::npos) << arg;
+    }
 }
 
 // Rule: an etcd killed with SIGKILL is restarted by the supervisor, and counted.

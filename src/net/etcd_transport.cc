@@ -21,6 +21,7 @@
 
 #include "net/http_wire.h"
 #include "net/response_reader.h"
+#include "net/tls_stream.h"
 
 namespace narad::net {
 namespace asio = boost::asio;
@@ -32,23 +33,28 @@ namespace {
 constexpr size_t kReadChunkBytes = 64 * 1024;
 
 struct Endpoint {
+    bool https = false;
     std::string host;
     uint16_t port = 0;
 };
 
 Result<Endpoint> parse_endpoint(std::string_view url) {
-    constexpr std::string_view kScheme = "http://";
-    if (url.substr(0, kScheme.size()) != kScheme) {
+    Endpoint out;
+    std::string_view rest;
+    if (url.starts_with("http://")) {
+        rest = url.substr(7);
+    } else if (url.starts_with("https://")) {
+        out.https = true;
+        rest = url.substr(8);
+    } else {
         return Status(Errc::invalid_argument,
-                      "etcd endpoint must be http://host:port: " + std::string(url));
+                      "etcd endpoint must be http(s)://host:port: " + std::string(url));
     }
-    auto rest = url.substr(kScheme.size());
     rest = rest.substr(0, rest.find('/'));
     auto colon = rest.rfind(':');
     if (colon == std::string_view::npos || colon + 1 == rest.size()) {
         return Status(Errc::invalid_argument, "etcd endpoint without a port: " + std::string(url));
     }
-    Endpoint out;
     out.host = std::string(rest.substr(0, colon));
     if (out.host.size() >= 2 && out.host.front() == '[')
         out.host = out.host.substr(1, out.host.size() - 2);
@@ -68,8 +74,11 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
 
 class HttpEtcdTransport::Connection {
   public:
-    Connection(std::string where, uint64_t body_limit_bytes)
-        : where_(std::move(where)), reader_(body_limit_bytes) {}
+    // `tls` null: plain HTTP.
+    Connection(std::string where, uint64_t body_limit_bytes, std::shared_ptr<TlsContext> tls)
+        : where_(std::move(where)),
+          stream_(beast::tcp_stream(ioc_), std::move(tls)),
+          reader_(body_limit_bytes) {}
 
     // Errc::peer_error (nothing sent) when the connection cannot be made within `timeout`.
     Status connect(const Endpoint& endpoint, Millis timeout) {
@@ -87,26 +96,32 @@ class HttpEtcdTransport::Connection {
             }
             for (const auto& entry : results) addresses.push_back(entry.endpoint());
         }
-        stream_.expires_after(timeout);
-        stream_.async_connect(addresses, [&](beast::error_code connect_ec, const tcp::endpoint&) {
-            ec = connect_ec;
-        });
+        stream_.tcp().expires_after(timeout);
+        stream_.tcp().async_connect(addresses, [&](beast::error_code connect_ec,
+                                                   const tcp::endpoint&) { ec = connect_ec; });
         run();
-        stream_.expires_never();
+        if (!ec && stream_.tls()) {
+            // Checked against the cluster's authority only, as node-to-node calls are.
+            stream_.tls_stream().async_handshake(
+                asio::ssl::stream_base::client,
+                [&](beast::error_code handshake_ec) { ec = handshake_ec; });
+            run();
+        }
+        stream_.tcp().expires_never();
         if (ec) {
             return Status(
                 Errc::peer_error,
                 "cannot connect to etcd at " + where_ + ": " +
                     (ec == beast::error::timeout ? std::string("timed out") : ec.message()));
         }
-        stream_.socket().set_option(tcp::no_delay(true), ec);
+        stream_.tcp().socket().set_option(tcp::no_delay(true), ec);
         return Status::ok();
     }
 
     // Whether etcd closed the idle connection (or sent bytes nobody asked for).
     bool dropped() {
         if (buffer_.size() > 0) return true;
-        pollfd fd{stream_.socket().native_handle(), POLLIN, 0};
+        pollfd fd{stream_.tcp().socket().native_handle(), POLLIN, 0};
         return ::poll(&fd, 1, 0) != 0;
     }
 
@@ -117,11 +132,11 @@ class HttpEtcdTransport::Connection {
         HttpResponse response;
         reader_.start(response, false);
         Progress progress;
-        stream_.expires_after(timeout);
+        stream_.tcp().expires_after(timeout);
         write_request(path, body, progress);
         read_step(progress);
         run();
-        stream_.expires_never();
+        stream_.tcp().expires_never();
         if (reader_.done() && progress.read_status.is_ok() && !progress.read_error) {
             reusable = !progress.write_error && reader_.keep_alive();
             return Reply{response.status, std::move(response.body)};
@@ -145,10 +160,10 @@ class HttpEtcdTransport::Connection {
     Status send_stream_request(std::string_view path, std::string_view body, Millis timeout) {
         reader_.start(response_, false);
         Progress progress;
-        stream_.expires_after(timeout);
+        stream_.tcp().expires_after(timeout);
         write_request(path, body, progress);
         run();
-        stream_.expires_never();
+        stream_.tcp().expires_never();
         if (progress.write_error) {
             return Status(Errc::unknown_outcome, "sending " + std::string(path) + " to " + where_ +
                                                      ": " + progress.write_error.message());
@@ -197,8 +212,8 @@ class HttpEtcdTransport::Connection {
         closed_.store(true);
         asio::post(ioc_, [this] {
             beast::error_code ignored;
-            stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-            stream_.socket().close(ignored);
+            stream_.tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+            stream_.tcp().socket().close(ignored);
         });
     }
 
@@ -221,7 +236,7 @@ class HttpEtcdTransport::Connection {
             head_, {"POST", path, where_, {}, "application/json", body.size(), nullptr});
         std::array<asio::const_buffer, 2> buffers{asio::buffer(head_),
                                                   asio::buffer(body.data(), body.size())};
-        asio::async_write(stream_, buffers, [&progress](beast::error_code ec, size_t) {
+        stream_.async_write(buffers, [&progress](beast::error_code ec, size_t) {
             progress.writing = false;
             progress.write_error = ec;
         });
@@ -241,7 +256,7 @@ class HttpEtcdTransport::Connection {
         if (reader_.done()) return end_read(progress);
         stream_.async_read_some(
             buffer_.prepare(kReadChunkBytes), [this, &progress](beast::error_code ec, size_t n) {
-                if (ec == asio::error::eof) {
+                if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
                     progress.read_status = reader_.put_eof();
                     if (progress.read_status.is_ok() && !reader_.done()) {
                         progress.read_status = Status(Errc::peer_error, "incomplete answer");
@@ -259,7 +274,7 @@ class HttpEtcdTransport::Connection {
 
     void end_read(Progress& progress) {
         if (progress.writing) {
-            stream_.cancel();
+            stream_.tcp().cancel();
             progress.write_error = asio::error::operation_aborted;
         }
     }
@@ -269,7 +284,7 @@ class HttpEtcdTransport::Connection {
         stream_.async_read_some(buffer_.prepare(kReadChunkBytes), [this](beast::error_code ec,
                                                                          size_t n) {
             read_pending_ = false;
-            if (ec == asio::error::eof) {
+            if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
                 Status eof = reader_.put_eof();
                 stream_ended_ = true;
                 stream_status_ = eof.is_ok() && reader_.done()
@@ -303,7 +318,7 @@ class HttpEtcdTransport::Connection {
 
     std::string where_;  // "host:port"
     asio::io_context ioc_{1};
-    beast::tcp_stream stream_{ioc_};
+    MaybeTlsStream stream_;
     beast::flat_buffer buffer_;  // received, not yet parsed
     ResponseReader reader_;
     std::string head_;
@@ -336,7 +351,34 @@ class Stream final : public meta::EtcdStream {
 
 }  // namespace
 
-HttpEtcdTransport::HttpEtcdTransport(EtcdTransportOptions options) : options_(options) {}
+HttpEtcdTransport::HttpEtcdTransport(EtcdTransportOptions options) : options_(options) {
+    if (options_.tls) {
+        auto loaded = make_client_tls(options_.tls->files);
+        if (loaded.is_ok()) {
+            tls_ = std::move(*loaded);
+        } else {
+            tls_error_ = loaded.status();
+        }
+    }
+}
+
+Result<std::unique_ptr<HttpEtcdTransport::Connection>> HttpEtcdTransport::open_connection(
+    const std::string& endpoint, uint64_t body_limit_bytes, Millis connect_timeout) {
+    NARAD_ASSIGN_OR_RETURN(auto parsed, parse_endpoint(endpoint));
+    std::shared_ptr<TlsContext> tls;
+    if (parsed.https) {
+        NARAD_RETURN_IF_ERROR(tls_error_.with_context("etcd TLS"));
+        if (!tls_) {
+            return Status(Errc::invalid_argument,
+                          "etcd endpoint " + endpoint + " is https, but no cluster TLS is set");
+        }
+        tls = tls_;
+    }
+    auto connection = std::make_unique<Connection>(parsed.host + ":" + std::to_string(parsed.port),
+                                                   body_limit_bytes, std::move(tls));
+    NARAD_RETURN_IF_ERROR(connection->connect(parsed, connect_timeout));
+    return connection;
+}
 
 HttpEtcdTransport::~HttpEtcdTransport() = default;
 
@@ -372,11 +414,9 @@ Result<meta::EtcdTransport::Reply> HttpEtcdTransport::post(const std::string& en
                                                            std::string_view body, Millis timeout) {
     auto connection = take_idle(endpoint);
     if (!connection) {
-        NARAD_ASSIGN_OR_RETURN(auto parsed, parse_endpoint(endpoint));
-        connection = std::make_unique<Connection>(parsed.host + ":" + std::to_string(parsed.port),
-                                                  options_.response_body_limit_bytes);
-        NARAD_RETURN_IF_ERROR(
-            connection->connect(parsed, std::min(timeout, options_.connect_timeout)));
+        NARAD_ASSIGN_OR_RETURN(connection,
+                               open_connection(endpoint, options_.response_body_limit_bytes,
+                                               std::min(timeout, options_.connect_timeout)));
     }
     bool reusable = false;
     auto reply = connection->exchange(path, body, timeout, reusable);
@@ -387,10 +427,9 @@ Result<meta::EtcdTransport::Reply> HttpEtcdTransport::post(const std::string& en
 Result<std::unique_ptr<meta::EtcdStream>> HttpEtcdTransport::open_stream(
     const std::string& endpoint, std::string_view path, std::string_view body,
     Millis connect_timeout) {
-    NARAD_ASSIGN_OR_RETURN(auto parsed, parse_endpoint(endpoint));
-    auto connection = std::make_unique<Connection>(parsed.host + ":" + std::to_string(parsed.port),
-                                                   std::numeric_limits<uint64_t>::max());
-    NARAD_RETURN_IF_ERROR(connection->connect(parsed, connect_timeout));
+    NARAD_ASSIGN_OR_RETURN(
+        auto connection,
+        open_connection(endpoint, std::numeric_limits<uint64_t>::max(), connect_timeout));
     NARAD_RETURN_IF_ERROR(connection->send_stream_request(path, body, connect_timeout));
     return std::unique_ptr<meta::EtcdStream>(
         std::make_unique<Stream>(std::move(connection), options_.stream_object_bytes_max));

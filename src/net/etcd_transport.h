@@ -1,7 +1,8 @@
 // HttpEtcdTransport: the real meta::EtcdTransport, HTTP/1.1 to etcd's JSON gateway. A POST borrows
 // a keep-alive connection from a small per-endpoint pool (or opens one) and returns it when the
 // answer came whole; a stream gets a connection of its own and hands out the newline-delimited
-// JSON objects of the chunked answer one at a time.
+// JSON objects of the chunked answer one at a time. https:// endpoints speak TLS with the client
+// certificate of `tls` (the supervised member with cluster TLS).
 //
 // The outcome of a failure is kept apart: Errc::peer_error when no connection could be made (the
 // request was not sent), Errc::unknown_outcome once it may have been sent. Thread-safe: any thread
@@ -13,10 +14,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "meta/etcd_client.h"
+#include "net/tls.h"
 
 namespace narad::net {
 
@@ -29,6 +32,9 @@ struct EtcdTransportOptions {
     uint64_t stream_object_bytes_max = uint64_t{64} << 20;
     // A POST's connect phase waits at most this long (and never longer than the call's timeout).
     Millis connect_timeout{2'000};
+    // For https:// endpoints: the client certificate and the authority etcd's certificate must
+    // come from (only the signature is checked, not the names). nullopt: https is refused.
+    std::optional<ClientTls> tls;
 };
 
 class HttpEtcdTransport final : public meta::EtcdTransport {
@@ -48,10 +54,15 @@ class HttpEtcdTransport final : public meta::EtcdTransport {
     class Connection;  // one TCP connection with its own io_context; private to the .cc
 
   private:
+    Result<std::unique_ptr<Connection>> open_connection(const std::string& endpoint,
+                                                        uint64_t body_limit_bytes,
+                                                        Millis connect_timeout);
     std::unique_ptr<Connection> take_idle(const std::string& endpoint);
     void give_back(const std::string& endpoint, std::unique_ptr<Connection> connection);
 
     const EtcdTransportOptions options_;
+    std::shared_ptr<TlsContext> tls_;  // loaded once from options_.tls
+    Status tls_error_;                 // why it could not be
     std::mutex mutex_;
     // GUARDED_BY(mutex_): idle keep-alive connections by endpoint.
     std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;

@@ -135,7 +135,8 @@ class ClusterRuntime::Impl {
             bootstrapped = true;
         }
 
-        transport_ = std::make_unique<net::HttpEtcdTransport>();
+        transport_ = std::make_unique<net::HttpEtcdTransport>(
+            net::EtcdTransportOptions{.tls = options_.cluster_tls});
         client_ = std::make_unique<meta::EtcdClient>(
             *transport_, meta::EtcdClientOptions{.endpoints = endpoints});
         NARAD_RETURN_IF_ERROR(open_store());
@@ -204,7 +205,7 @@ class ClusterRuntime::Impl {
             return Status(Errc::conflict, "this node uses an external etcd (--meta-endpoints)");
         }
         std::string peer_url =
-            "http://" + options_.etcd_host + ":" + std::to_string(options_.etcd_peer_port);
+            etcd_scheme() + options_.etcd_host + ":" + std::to_string(options_.etcd_peer_port);
         NARAD_ASSIGN_OR_RETURN(std::vector<meta::Member> members, client_->member_list());
         for (const meta::Member& member : members) {
             if (member.is_learner) {
@@ -346,6 +347,9 @@ class ClusterRuntime::Impl {
         return Status::ok();
     }
 
+    // The scheme of this node's etcd URLs: https with cluster TLS.
+    std::string etcd_scheme() const { return options_.cluster_tls ? "https://" : "http://"; }
+
     Status start_etcd(const std::string& directory, std::string initial_cluster, bool new_cluster) {
         meta::EtcdSupervisorOptions etcd;
         etcd.binary = options_.etcd_binary;
@@ -358,6 +362,24 @@ class ClusterRuntime::Impl {
         etcd.initial_cluster_state_new = new_cluster;
         etcd.cluster_token = options_.cluster_name;
         etcd.log_path = io::join_path(options_.data_dir, "etcd.log");
+        if (options_.cluster_tls) {
+            // The member takes the cluster port's certificate for its client and peer URLs.
+            const net::TlsFiles& files = options_.cluster_tls->files;
+            etcd.tls_cert_file = files.cert_file;
+            etcd.tls_key_file = files.key_file;
+            etcd.tls_ca_file = files.ca_file;
+            etcd.probe = [this](Millis timeout) -> Status {
+                net::ClientOptions probe;
+                probe.host = options_.etcd_host;
+                probe.port = options_.etcd_client_port;
+                probe.connect_timeout = timeout;
+                probe.request_timeout = timeout;
+                probe.client_name.clear();
+                probe.tls = options_.cluster_tls;
+                // Any answer means the member serves (healthy or not, as the plain probe).
+                return net::HttpClient(probe).get("/health").status();
+            };
+        }
         etcd_ = std::make_unique<meta::EtcdSupervisor>(etcd);
         return etcd_->start().with_context("starting the local etcd member");
     }
@@ -397,9 +419,9 @@ class ClusterRuntime::Impl {
         client_options.tls = options_.cluster_tls;
         net::HttpClient http(client_options);
         json request = {{"node_id", options_.node_id.value()},
-                        {"etcd_peer_url", "http://" + options_.etcd_host + ":" +
+                        {"etcd_peer_url", etcd_scheme() + options_.etcd_host + ":" +
                                               std::to_string(options_.etcd_peer_port)},
-                        {"etcd_client_url", "http://" + options_.etcd_host + ":" +
+                        {"etcd_client_url", etcd_scheme() + options_.etcd_host + ":" +
                                                 std::to_string(options_.etcd_client_port)}};
         MonoTime deadline = clock_.now() + options_.join_timeout;
         Status last;

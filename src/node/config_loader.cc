@@ -160,14 +160,20 @@ void check_metrics_addr(const Config& c, Problems& problems) {
 
 void check_meta_endpoints(const Config& c, Problems& problems) {
     for (const std::string& endpoint : c.cluster.meta_endpoints) {
-        constexpr std::string_view kScheme = "http://";
         std::string_view rest = endpoint;
-        if (!rest.starts_with(kScheme)) {
+        bool https = rest.starts_with("https://");
+        if (!https && !rest.starts_with("http://")) {
             problems.push_back("cluster.meta_endpoints: \"" + endpoint +
-                               "\" must be http://host:port");
+                               "\" must be http://host:port or https://host:port");
             continue;
         }
-        rest.remove_prefix(kScheme.size());
+        if (https && c.security.cluster_tls_cert_file.empty()) {
+            problems.push_back("cluster.meta_endpoints: \"" + endpoint +
+                               "\" is https, which needs security.cluster_tls_* (the node's "
+                               "client certificate and the authority of etcd's)");
+            continue;
+        }
+        rest.remove_prefix(https ? 8 : 7);
         check_address(problems, "cluster.meta_endpoints",
                       std::string(rest.substr(0, rest.find('/'))), true);
     }
@@ -577,8 +583,10 @@ const std::vector<Setting>& settings() {
          .flag = "--meta-endpoints",
          .bind = NARAD_FIELD(cluster.meta_endpoints),
          .check = check_meta_endpoints,
-         .rule = "http://host:port entries",
-         .doc = "An external etcd cluster; empty: the node supervises its own etcd member."},
+         .rule = "http://host:port or https://host:port entries (https with cluster TLS)",
+         .doc = "An external etcd cluster; empty: the node supervises its own etcd member. An "
+                "https endpoint is dialled with security.cluster_tls_* as the client "
+                "certificate and the authority of etcd's."},
         {.key = "cluster.etcd_client_port",
          .env = "NARAD_CLUSTER_ETCD_CLIENT_PORT",
          .flag = "--etcd-client-port",
@@ -964,8 +972,9 @@ const std::vector<Setting>& settings() {
          .check = check_cluster_tls,
          .rule = "the three cluster TLS files together or none",
          .doc = "PEM certificate this node presents on the cluster port, as server and as "
-                "client: mutual TLS between nodes (docs/security.md). Reloaded on SIGHUP and when "
-                "the file changes."},
+                "client, and its supervised etcd member on its client and peer URLs: mutual TLS "
+                "between nodes (docs/security.md). Set it when the cluster is created. Reloaded "
+                "on SIGHUP and when the file changes (etcd reads it itself)."},
         {.key = "security.cluster_tls_key_file",
          .env = "NARAD_CLUSTER_TLS_KEY_FILE",
          .bind = NARAD_FIELD(security.cluster_tls_key_file),

@@ -178,9 +178,18 @@ TEST(ConfigLoaderTest, AddressesNeedAPort) {
     EXPECT_EQ(load_config(ServeFlags{.meta_endpoints = {"127.0.0.1:2379"}}, env_of({}))
                   .status()
                   .message(),
-              "config: cluster.meta_endpoints: \"127.0.0.1:2379\" must be http://host:port");
+              "config: cluster.meta_endpoints: \"127.0.0.1:2379\" must be http://host:port or "
+              "https://host:port");
     EXPECT_TRUE(
         load_config(ServeFlags{.meta_endpoints = {"http://127.0.0.1:2379"}}, env_of({})).is_ok());
+    // https needs the cluster TLS files, the node's identity towards etcd.
+    auto https = ServeFlags{.meta_endpoints = {"https://127.0.0.1:2379"}};
+    EXPECT_NE(load_config(https, env_of({})).status().message().find("needs security.cluster_tls_"),
+              std::string::npos);
+    EXPECT_TRUE(load_config(https, env_of({{"NARAD_CLUSTER_TLS_CERT_FILE", "/c.pem"},
+                                           {"NARAD_CLUSTER_TLS_KEY_FILE", "/c.key"},
+                                           {"NARAD_CLUSTER_TLS_CA_FILE", "/ca.pem"}}))
+                    .is_ok());
 }
 
 // Rule: a Narad 3.2 file loads: every key it may hold is known here, the Narad settings with no

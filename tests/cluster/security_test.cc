@@ -881,7 +881,7 @@ TEST(SecurityTlsTest, EveryPortSpeaksTlsAndRenewsOnSighup) {
     std::filesystem::copy_file(file("api.key"), file("live.key"));
     ClusterOptions options;
     options.nodes = 2;
-    options.voters = 1;
+    options.voters = 2;  // both host an etcd member: their peer link runs mutual TLS too
     options.env["NARAD_SECURITY_ENABLED"] = "true";
     options.env["NARAD_ADMIN_PASSWORD"] = kRootPassword;
     options.env["NARAD_TLS_CERT_FILE"] = file("live.pem");
@@ -918,6 +918,22 @@ TEST(SecurityTlsTest, EveryPortSpeaksTlsAndRenewsOnSighup) {
         dial_cluster(net::TlsFiles{file("n2.pem"), file("n2.key"), file("cluster-ca.pem")});
     ASSERT_TRUE(member.is_ok()) << member.status().to_string();
     EXPECT_EQ(member->status, 400) << "past TLS, the handshake still wants its nonce";
+
+    // The supervised etcd members take the cluster certificates: https with client certificates.
+    for (int i : {1, 2}) {
+        net::ClientOptions etcd;
+        etcd.port = cluster.node(i).etcd_client_port();
+        etcd.connect_timeout = seconds(5);
+        etcd.request_timeout = seconds(5);
+        EXPECT_FALSE(net::HttpClient(etcd).get("/health").is_ok()) << "etcd answered plain http";
+        etcd.tls = net::ClientTls{{"", "", file("cluster-ca.pem")}, net::HostCheck::signature_only};
+        EXPECT_FALSE(net::HttpClient(etcd).get("/health").is_ok())
+            << "etcd took a client without a certificate";
+        etcd.tls->files = {file("n1.pem"), file("n1.key"), file("cluster-ca.pem")};
+        auto health = net::HttpClient(etcd).get("/health");
+        ASSERT_TRUE(health.is_ok()) << health.status().to_string();
+        EXPECT_EQ(health->status, 200) << health->body;
+    }
 
     ::setenv("SSL_CERT_FILE", file("api-ca.pem").c_str(), 1);
     auto [listed, out] =
