@@ -6,13 +6,12 @@
 // parse (nlohmann's DOM of the same body): within the documented bounds, every field as sent.
 // Fixed seeds and iteration counts, so a run is repeatable.
 #include <gtest/gtest.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <exception>
 #include <nlohmann/json.hpp>
 
 #include "api/body_encoding.h"
+#include "api/compress_test_support.h"
 #include "api/params.h"
 #include "api/request_json.h"
 #include "base/json_fuzz.h"
@@ -359,25 +358,8 @@ TEST(BatchBodyFuzzTest, KnownHostileBodiesGetTheirAnswer) {
     EXPECT_EQ(ack_error(R"({"receipt_handles":["0:1:1"]}])").code(), Errc::invalid_argument);
 }
 
-std::string zstd_of(std::string_view plain) {
-    std::string out(ZSTD_compressBound(plain.size()), '\0');
-    out.resize(ZSTD_compress(out.data(), out.size(), plain.data(), plain.size(), 1));
-    return out;
-}
-
-std::string gzip_of(std::string_view plain) {
-    z_stream z{};
-    deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-    std::string out(deflateBound(&z, plain.size()), '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
-    z.avail_in = static_cast<uInt>(plain.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    deflate(&z, Z_FINISH);
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    return out;
-}
+using testing::gzip_of;
+using testing::zstd_of;
 
 // Rule: a compressed batch body (zstd or gzip), valid, mutated, cut, concatenated or noise,
 // decodes to at most the limit or to 400/413 (415 for another encoding), and what decodes whole

@@ -1,32 +1,14 @@
 #include "api/body_encoding.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
-#include <zstd.h>
+
+#include "api/compress_test_support.h"
 
 namespace narad::api {
 namespace {
 
-std::string zstd_of(std::string_view plain) {
-    std::string out(ZSTD_compressBound(plain.size()), '\0');
-    size_t n = ZSTD_compress(out.data(), out.size(), plain.data(), plain.size(), 3);
-    out.resize(n);
-    return out;
-}
-
-std::string gzip_of(std::string_view plain) {
-    z_stream z{};
-    deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-    std::string out(deflateBound(&z, plain.size()), '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
-    z.avail_in = static_cast<uInt>(plain.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    deflate(&z, Z_FINISH);
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    return out;
-}
+using testing::gzip_of;
+using testing::zstd_of;
 
 constexpr uint64_t kLimit = 16ull << 20;
 
