@@ -27,22 +27,32 @@ namespace narad::testing {
 using nlohmann::json;
 
 uint16_t free_port() {
-    // Ports handed out by this process are never handed out again, so two nodes of one test
-    // cannot be given the same port between its release and the node binding it.
+    // Below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up here), so no
+    // outgoing connection of another process can take a port between its release here and the
+    // node binding it; each test process starts at its own place in 10000-31999. Ports handed
+    // out by this process are never handed out again, so two nodes of one test cannot collide.
+    constexpr uint32_t kFirst = 10'000;
+    constexpr uint32_t kCount = 22'000;
     static std::set<uint16_t> given;
-    while (true) {
+    static uint32_t next = static_cast<uint32_t>(::getpid()) * 331u % kCount;
+    for (uint32_t tries = 0; tries < kCount; ++tries) {
+        auto port = static_cast<uint16_t>(kFirst + next);
+        next = (next + 1) % kCount;
+        if (given.count(port) != 0) continue;
         int fd = ::socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in address{};
         address.sin_family = AF_INET;
         address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        address.sin_port = 0;
-        ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-        socklen_t length = sizeof address;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+        address.sin_port = htons(port);
+        bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
         ::close(fd);
-        uint16_t port = ntohs(address.sin_port);
-        if (given.insert(port).second) return port;
+        if (free) {
+            given.insert(port);
+            return port;
+        }
     }
+    NARAD_ASSERT(false, "free_port: no free port below the ephemeral range");
+    return 0;
 }
 
 TempDir::TempDir() {
