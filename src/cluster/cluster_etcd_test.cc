@@ -334,6 +334,35 @@ TEST_F(ClusterEtcdTest, ControllerVerdictsAndDeadTargetsFollowItsOwnClock) {
     controller.stop();
 }
 
+double colocated_gauge() {
+    return metrics::Registry::global().gauge("narad_colocated_child_partitions", "").get().value();
+}
+
+// Rule: the controller exports narad_colocated_child_partitions from the view it plans from (a
+// child on the single node that owns its parent: every partition colocated), and 0 once it
+// leaves office.
+TEST_F(ClusterEtcdTest, ControllerExportsColocatedChildPartitions) {
+    FakeClock clock;
+    meta::EtcdClient client(transport_, meta::EtcdClientOptions{.endpoints = {etcd_.endpoint()}});
+    auto store = meta::EtcdMetaStore::open(client, clock, {}).value();
+    Membership membership(*store, clock, member("a"), MembershipOptions{});
+    ASSERT_TRUE(membership.start().is_ok());
+    meta::Topic parent = topic("orders", 3, "00000000000000f1");
+    meta::Topic child = topic("audit", 2, "00000000000000f2");
+    parent.role = meta::TopicRole::parent;
+    parent.children = {"audit"};
+    child.role = meta::TopicRole::child;
+    child.parent = "orders";
+    ASSERT_TRUE(store->create_topic_on(parent, NodeId("a")).is_ok());
+    ASSERT_TRUE(store->create_topic_on(child, NodeId("a")).is_ok());
+    Controller controller(*store, membership, clock, NodeId("a"),
+                          ControllerOptions{.tick = 200ms, .leadership_check = 20ms});
+    controller.start();
+    EXPECT_TRUE(eventually([] { return colocated_gauge() == 2; })) << colocated_gauge();
+    controller.stop();
+    EXPECT_EQ(colocated_gauge(), 0);
+}
+
 // Rule: an election observer is told the current leader and then each new one, once each.
 TEST_F(ClusterEtcdTest, ObserveReportsEachLeaderOnce) {
     NodeView a(transport_, etcd_.endpoint());

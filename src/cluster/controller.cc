@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "cluster/placement.h"
 #include "cluster/planner.h"
 #include "meta/codec.h"
 
@@ -16,6 +17,17 @@ constexpr Millis kDepartureGrace{30'000};
 bool dead_or_gone(const meta::MetaState& state, const NodeId& node, MonoTime now,
                   Millis dead_after) {
     return state.find_member(node) == nullptr || state.is_dead(node, now, dead_after);
+}
+
+// narad_colocated_child_partitions, from the view a planner pass reads (0 off the controller).
+void report_colocation(const meta::MetaState& state) {
+    static metrics::Gauge& colocated =
+        metrics::Registry::global()
+            .gauge("narad_colocated_child_partitions",
+                   "Child partitions whose owner also owns the same-numbered partition of their "
+                   "parent (on the controller).")
+            .get();
+    colocated.set(static_cast<double>(count_colocated_child_partitions(state)));
 }
 
 }  // namespace
@@ -125,6 +137,7 @@ void Controller::run() {
         leading_ = false;
         store_.set_fence(std::nullopt);
         report_blocked(meta::MetaState{}, {});  // only the controller reports its reasons
+        report_colocation(meta::MetaState{});
         note_decommission_reasons({});
         if (stepping_down) {
             Status resigned = store_.client().resign(leadership);
@@ -242,8 +255,14 @@ void Controller::rebalance() {
         return;
     }
     const meta::MetaState& state = **view;
+    report_colocation(state);
     update_dead_verdicts(state);
     PlannerInput input;
+    for (const auto& [name, topic] : state.topics) {
+        if (topic.role == meta::TopicRole::child && !topic.parent.empty()) {
+            input.parents[name] = topic.parent;
+        }
+    }
     input.assignments = clear_dead_targets(state);
     report_blocked(state, input.assignments);
     input.max_in_flight = options_.max_in_flight_moves;

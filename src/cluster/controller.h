@@ -18,7 +18,8 @@
 // etcd member that is no longer in etcd's configuration while it is down or draining, so the
 // freed budget goes to other moves in the same pass; and it exports narad_moves_blocked for the
 // reasons it sees (source_dead, target_dead, target_not_member), logging each blocked move once
-// per term.
+// per term, and narad_colocated_child_partitions (placement.h) from the view it plans from. The
+// planner gets the fan-out links (child -> parent) so its moves keep the replica pattern.
 //
 // Decommission (docs/decommission.md): on every pass it clears the targets of moves aimed at a
 // draining node (unless their source is dead or gone: the draining node may hold the only copy),

@@ -20,11 +20,20 @@
 //    descending), and within it the highest PartitionKey.
 //  - Destination: the receiver with the largest deficit; among equal deficits, the one holding the
 //    fewest partitions of the partition's topic (keeps per-topic spread); then NodeId ascending.
+//  - Replica pattern (placement.h): for a topic linked by fan-out, the two choices above are made
+//    together. Among the topic's partitions on the source and the destinations the balance rules
+//    rank first, the pair that most lowers colocation wins (a child's partition p sharing a node
+//    with its parent's partition p, or a parent's partition p with its children's): the count of
+//    linked partitions at the destination less the count left behind on the source; then the
+//    highest key and the lowest NodeId as before. A linked partition counts where it is moving
+//    (planned in this pass or already in flight), else at its owner. This only chooses among moves
+//    balance needs anyway: it never adds a move, nor changes the topic or the destination's rank.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "base/ids.h"
@@ -37,6 +46,8 @@ struct PlannerInput {
     std::set<NodeId> receivers;  // live, non-draining members: the nodes that may hold partitions
     std::set<NodeId> stay_put;   // owners whose partitions never move (dead or unknown nodes)
     uint32_t max_in_flight = 8;  // MaxInFlightMoves
+    // Fan-out links, child topic -> its parent: the replica pattern's preference (see above).
+    std::map<std::string, std::string> parents;
 };
 
 struct PlannedMove {

@@ -279,5 +279,147 @@ TEST(Planner, EdgeCases) {
     EXPECT_EQ(plan_moves(uncounted).size(), 1u);
 }
 
+// Places partition `partition` of `topic` on `owner` (moving to `target`, when given).
+void put(PlannerInput& input, const std::string& topic, uint32_t partition, const NodeId& owner,
+         const NodeId& target = {}) {
+    input.assignments[meta::PartitionKey{topic, PartitionId(partition)}] = {owner, target};
+}
+
+// Rule (replica pattern): a rebalance moving a child's partition p picks, among destinations the
+// balance rules find equal, the one not holding the parent's partition p.
+TEST(Planner, RebalancePrefersTheAntiAffineTargetForAChild) {
+    PlannerInput input = receivers(3);
+    input.parents["audit"] = "orders";
+    for (uint32_t p = 0; p < 6; ++p) {
+        put(input, "orders", p, p % 2 == 1 ? node(1) : node(2));  // odd on 1, even on 2
+        put(input, "audit", p, node(0));
+    }
+    auto plan = plan_moves(input);  // T = 12: 4 each; node(0) sheds audit/5, then audit/4
+    ASSERT_EQ(plan.size(), 2u);
+    // By NodeId alone audit/5 would go to node(1), which holds orders/5, and audit/4 to node(2).
+    EXPECT_EQ(plan[0], (PlannedMove{{"audit", PartitionId(5)}, node(0), node(2)}));
+    EXPECT_EQ(plan[1], (PlannedMove{{"audit", PartitionId(4)}, node(0), node(1)}));
+}
+
+// Rule: a decommission (a draining owner shedding a child) keeps the same preference.
+TEST(Planner, DecommissionPrefersTheAntiAffineTargetForAChild) {
+    PlannerInput input = receivers(2);
+    input.parents["audit"] = "orders";
+    put(input, "orders", 0, node(1));
+    put(input, "orders", 1, node(0));
+    put(input, "audit", 0, NodeId("draining"));
+    put(input, "audit", 1, NodeId("draining"));
+    auto plan = plan_moves(input);  // T = 4: 2 each
+    ASSERT_EQ(plan.size(), 2u);
+    EXPECT_EQ(plan[0], (PlannedMove{{"audit", PartitionId(1)}, NodeId("draining"), node(1)}));
+    EXPECT_EQ(plan[1], (PlannedMove{{"audit", PartitionId(0)}, NodeId("draining"), node(0)}));
+}
+
+// Rule: a parent's partition p moving prefers a destination not holding a child's partition p,
+// and a linked partition in flight counts at its destination, not at its owner.
+TEST(Planner, ParentMovesAvoidChildrenCountingInFlightLinksAtTheirTarget) {
+    PlannerInput input = receivers(3);
+    input.parents["audit"] = "orders";
+    for (uint32_t p = 0; p < 4; ++p) put(input, "orders", p, node(0));
+    put(input, "audit", 3, node(2), node(1));  // moving onto node(1)
+    put(input, "x", 0, node(2));
+    auto plan = plan_moves(input);  // T = 6: 2 each; node(0) sheds orders/3, then orders/2
+    ASSERT_EQ(plan.size(), 2u);
+    // node(1) and node(2) each lack one; node(1) is where audit/3 will be (and wins on NodeId).
+    EXPECT_EQ(plan[0], (PlannedMove{{"orders", PartitionId(3)}, node(0), node(2)}));
+    EXPECT_EQ(plan[1], (PlannedMove{{"orders", PartitionId(2)}, node(0), node(1)}));
+}
+
+// Rule: a linked partition moved earlier in the same plan counts at its new destination: a
+// draining node shedding a parent's partition and its child's keeps them apart.
+TEST(Planner, LinksMovedInTheSamePlanCountAtTheirDestination) {
+    PlannerInput input = receivers(2);
+    input.parents["audit"] = "orders";
+    put(input, "orders", 0, NodeId("draining"));
+    put(input, "audit", 0, NodeId("draining"));
+    put(input, "a", 0, NodeId("draining"));
+    put(input, "q", 0, node(1));
+    auto plan = plan_moves(input);  // T = 4: 2 each; orders/0 leaves first, then audit/0, a/0
+    ASSERT_EQ(plan.size(), 3u);
+    EXPECT_EQ(plan[0], (PlannedMove{{"orders", PartitionId(0)}, NodeId("draining"), node(0)}));
+    // node(0) and node(1) now lack one each; node(0) will hold orders/0.
+    EXPECT_EQ(plan[1], (PlannedMove{{"audit", PartitionId(0)}, NodeId("draining"), node(1)}));
+    EXPECT_EQ(plan[2], (PlannedMove{{"a", PartitionId(0)}, NodeId("draining"), node(0)}));
+}
+
+// Rule: balance outranks the replica pattern: a larger deficit, and then fewer partitions of the
+// topic, win over a destination free of the linked partition, and the topic that leaves is still
+// the one the source holds most of.
+TEST(Planner, BalanceOutranksAffinity) {
+    PlannerInput deficit = receivers(3);
+    deficit.parents["audit"] = "orders";
+    put(deficit, "audit", 0, node(0));
+    for (const char* topic : {"aa", "ab", "ac", "ad", "ae"}) put(deficit, topic, 0, node(0));
+    put(deficit, "orders", 0, node(1));
+    put(deficit, "x", 0, node(2));
+    put(deficit, "x", 1, node(2));
+    auto plan = plan_moves(deficit);  // T = 9: 3 each; node(1) lacks 2, node(2) lacks 1
+    ASSERT_EQ(plan.size(), 3u);
+    // "audit" sorts last of node(0)'s one-partition topics, so it leaves first.
+    EXPECT_EQ(plan[0], (PlannedMove{{"audit", PartitionId(0)}, node(0), node(1)}));
+
+    PlannerInput spread = receivers(3);
+    spread.parents["audit"] = "orders";
+    put(spread, "audit", 0, node(0));
+    for (const char* topic : {"aa", "ab", "ac", "ad"}) put(spread, topic, 0, node(0));
+    put(spread, "orders", 0, node(1));
+    put(spread, "y", 0, node(1));
+    put(spread, "audit", 1, node(2));
+    put(spread, "y", 1, node(2));
+    auto moves = plan_moves(spread);  // T = 9: 3 each; node(1) and node(2) lack 1 each
+    ASSERT_EQ(moves.size(), 2u);
+    // node(1) holds orders/0 but no audit partition; node(2) already holds one.
+    EXPECT_EQ(moves[0], (PlannedMove{{"audit", PartitionId(0)}, node(0), node(1)}));
+
+    PlannerInput topic = receivers(2);
+    topic.parents["audit"] = "orders";
+    for (uint32_t p = 0; p < 2; ++p) put(topic, "orders", p, node(0));  // colocated with audit/0
+    put(topic, "audit", 0, node(0));
+    put(topic, "audit", 1, node(1));
+    auto one = plan_moves(topic);  // T = 4: 2 each; node(0) holds most of "orders"
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].partition.topic, "orders");
+}
+
+// Rule: the partition that leaves is, within the topic balance picks, one whose move ends a
+// colocation (Narad's TestRebalanceHonorsAntiAffinity: a child piled on one node ends with no
+// partition p beside its parent's partition p).
+TEST(Planner, RebalanceMovesTheColocatedChildPartitionFirst) {
+    PlannerInput input = receivers(3);
+    input.parents["replica"] = "orders";
+    for (uint32_t p = 0; p < 3; ++p) {
+        put(input, "orders", p, node(static_cast<int>(p)));
+        put(input, "replica", p, node(0));
+    }
+    auto plan = plan_moves(input);  // T = 6: 2 each; node(0) sheds two replica partitions
+    ASSERT_EQ(plan.size(), 2u);
+    EXPECT_EQ(plan[0], (PlannedMove{{"replica", PartitionId(0)}, node(0), node(1)}));
+    EXPECT_EQ(plan[1], (PlannedMove{{"replica", PartitionId(1)}, node(0), node(2)}));
+    apply_plan(input, plan);
+    complete_all(input);
+    for (uint32_t p = 0; p < 3; ++p) {
+        EXPECT_NE(input.assignments.at({"replica", PartitionId(p)}).owner,
+                  input.assignments.at({"orders", PartitionId(p)}).owner)
+            << "partition " << p;
+    }
+}
+
+// Rule: affinity never causes a move: a balanced cluster with every child partition colocated
+// plans nothing.
+TEST(Planner, NoMoveOnlyForAffinity) {
+    PlannerInput input = receivers(2);
+    input.parents["audit"] = "orders";
+    for (uint32_t p = 0; p < 2; ++p) {
+        put(input, "orders", p, node(p));
+        put(input, "audit", p, node(p));
+    }
+    EXPECT_TRUE(plan_moves(input).empty());
+}
+
 }  // namespace
 }  // namespace narad::cluster
