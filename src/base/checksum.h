@@ -12,6 +12,16 @@ inline uint64_t checksum64(std::string_view bytes) {
     return checksum64(bytes.data(), bytes.size());
 }
 
+// Narad's key hash (FNV-1a, 32 bits): a keyed message's partition is fnv1a32(key) % partitions.
+inline uint32_t fnv1a32(std::string_view bytes) {
+    uint32_t hash = 2166136261u;
+    for (char c : bytes) {
+        hash ^= static_cast<uint8_t>(c);
+        hash *= 16777619u;
+    }
+    return hash;
+}
+
 // Incremental form, for data that lives in several buffers.
 class Checksummer {
   public:

@@ -433,16 +433,112 @@ Status EtcdMetaStore::delete_topic(std::string_view name) {
     if (read.kvs.empty())
         return Status(Errc::not_found, "topic '" + std::string(name) + "' not found");
     std::string assignments = keys_.assignments_prefix(name);
-    NARAD_ASSIGN_OR_RETURN(
-        TxnResult result,
-        fenced_txn(
-            {Compare::mod_revision_is(key, read.kvs.front().mod_revision)},
-            {TxnOp::remove(key), TxnOp::remove(assignments, EtcdClient::prefix_end(assignments))}));
+    std::vector<Compare> guards{Compare::mod_revision_is(key, read.kvs.front().mod_revision)};
+    std::vector<TxnOp> writes{TxnOp::remove(key),
+                              TxnOp::remove(assignments, EtcdClient::prefix_end(assignments))};
+    // The topics linked to it by fan-out are unlinked in the same txn, each compared on the
+    // revision read, so no child is left pointing at a deleted parent (or the reverse).
+    NARAD_ASSIGN_OR_RETURN(Topic deleted, decode_topic(read.kvs.front().value));
+    for (const std::string& linked : linked_topics(deleted)) {
+        std::string linked_key = keys_.topic(linked);
+        NARAD_ASSIGN_OR_RETURN(RangeResult other, client_.range(linked_key));
+        if (other.kvs.empty()) continue;
+        NARAD_ASSIGN_OR_RETURN(Topic record, decode_topic(other.kvs.front().value));
+        unlink_deleted(deleted, record);
+        guards.push_back(Compare::mod_revision_is(linked_key, other.kvs.front().mod_revision));
+        writes.push_back(TxnOp::put(linked_key, encode_topic(record)));
+    }
+    NARAD_ASSIGN_OR_RETURN(TxnResult result, fenced_txn(std::move(guards), std::move(writes)));
     if (!result.succeeded) {
         return Status(Errc::conflict, "topic '" + std::string(name) +
                                           "' changed while it was being deleted; retry");
     }
     return after_write(result.revision);
+}
+
+Result<std::vector<Topic>> EtcdMetaStore::change_topics(const std::vector<std::string>& names,
+                                                        const TopicsChange& change) {
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        TopicRecords read;
+        std::map<std::string, int64_t, std::less<>> revisions;  // 0: absent
+        for (const std::string& name : names) {
+            NARAD_ASSIGN_OR_RETURN(RangeResult range, client_.range(keys_.topic(name)));
+            if (range.kvs.empty()) {
+                read[name] = std::nullopt;
+                revisions[name] = 0;
+                continue;
+            }
+            NARAD_ASSIGN_OR_RETURN(Topic decoded, decode_topic(range.kvs.front().value));
+            read[name] = std::move(decoded);
+            revisions[name] = range.kvs.front().mod_revision;
+        }
+        NARAD_ASSIGN_OR_RETURN(std::vector<TopicWrite> writes, change(read));
+        if (writes.empty()) return std::vector<Topic>{};
+        std::vector<Compare> guards;
+        for (const auto& [name, revision] : revisions) {
+            std::string key = keys_.topic(name);
+            guards.push_back(revision == 0 ? Compare::missing(key)
+                                           : Compare::mod_revision_is(key, revision));
+        }
+        std::vector<TxnOp> puts;
+        std::vector<NodeId> all_owners;
+        std::vector<std::pair<std::string, std::string>> written;  // key, value
+        for (const TopicWrite& write : writes) {
+            auto it = read.find(write.topic.name);
+            if (it == read.end()) {
+                return Status(Errc::invalid_argument, "a topic write outside the records read");
+            }
+            uint32_t first = it->second ? it->second->partitions : 0;
+            if (write.topic.partitions < first ||
+                write.owners.size() != write.topic.partitions - first) {
+                return Status(Errc::invalid_argument,
+                              "partitions only grow, one owner per new partition");
+            }
+            std::string key = keys_.topic(write.topic.name);
+            std::string value = encode_topic(write.topic);
+            puts.push_back(TxnOp::put(key, value));
+            written.emplace_back(key, std::move(value));
+            for (uint32_t p = first; p < write.topic.partitions; ++p) {
+                puts.push_back(
+                    TxnOp::put(keys_.assignment(write.topic.name, PartitionId(p)),
+                               encode_assignment(Assignment{write.owners[p - first], {}})));
+            }
+            all_owners.insert(all_owners.end(), write.owners.begin(), write.owners.end());
+        }
+        append_placement_guards(guards, all_owners);
+        auto result = fenced_txn(std::move(guards), std::move(puts));
+        if (!result.is_ok() && result.code() == Errc::unknown_outcome) {
+            // Resolve by reading: every record as we wrote it means the write took.
+            bool took = true;
+            int64_t revision = 0;
+            for (const auto& [key, value] : written) {
+                auto now = client_.range(key);
+                took = took && now.is_ok() && !now->kvs.empty() && now->kvs.front().value == value;
+                if (took) revision = std::max(revision, now->revision);
+            }
+            if (!took) return result.status();
+            NARAD_RETURN_IF_ERROR(after_write(revision));
+        } else {
+            NARAD_RETURN_IF_ERROR(result.status());
+            if (!result->succeeded) {
+                // A record changed under us (read again), or a placement guard failed.
+                bool records_moved = false;
+                for (const auto& [name, revision] : revisions) {
+                    auto now = client_.range(keys_.topic(name));
+                    if (!now.is_ok()) return now.status();
+                    int64_t seen = now->kvs.empty() ? 0 : now->kvs.front().mod_revision;
+                    records_moved = records_moved || seen != revision;
+                }
+                if (!records_moved) return draining_owner_conflict();
+                continue;
+            }
+            NARAD_RETURN_IF_ERROR(after_write(result->revision));
+        }
+        std::vector<Topic> stored;
+        for (TopicWrite& write : writes) stored.push_back(std::move(write.topic));
+        return stored;
+    }
+    return Status(Errc::conflict, "the topics are being changed concurrently; retry");
 }
 
 Result<std::optional<User>> EtcdMetaStore::change_user(std::string_view name,

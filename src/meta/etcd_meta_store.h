@@ -57,6 +57,8 @@ class EtcdMetaStore final : public MetaStore {
     Result<Topic> create_topic(Topic topic, std::vector<NodeId> owners) override;
     Result<Topic> update_topic(Topic topic, std::vector<NodeId> added_owners) override;
     Status delete_topic(std::string_view name) override;
+    Result<std::vector<Topic>> change_topics(const std::vector<std::string>& names,
+                                             const TopicsChange& change) override;
     uint64_t watch(std::function<void(const MetaSnapshot&)> watcher) override;
     void unwatch(uint64_t id) override;
     Result<size_t> set_targets(const std::vector<TargetChange>& changes) override;

@@ -101,12 +101,22 @@ class FakeMetaStore final : public MetaStore {
             return Status(Errc::not_found, "topic '" + std::string(name) + "' not found");
         }
         auto next = std::make_shared<MetaState>(*current);
-        next->topics.erase(next->topics.find(name));
-        std::erase_if(next->assignments,
-                      [&](const auto& entry) { return entry.first.topic == name; });
+        apply_topic_delete(*next, name);
         bump(*next, *current);
         publish(std::move(next));
         return Status::ok();
+    }
+
+    Result<std::vector<Topic>> change_topics(const std::vector<std::string>& names,
+                                             const TopicsChange& change) override {
+        std::lock_guard write(write_mutex_);
+        MetaSnapshot current = snapshot();
+        auto next = std::make_shared<MetaState>(*current);
+        auto stored = apply_topic_change(*current, *next, names, change);
+        if (!stored.is_ok() || stored->empty()) return stored;
+        bump(*next, *current);
+        publish(std::move(next));
+        return stored;
     }
 
     uint64_t watch(std::function<void(const MetaSnapshot&)> watcher) override {

@@ -101,11 +101,19 @@ Status LocalMetaStore::delete_topic(std::string_view name) {
         return Status(Errc::not_found, "topic '" + std::string(name) + "' not found");
     }
     auto next = std::make_shared<MetaState>(*current);
-    next->topics.erase(next->topics.find(name));
-    std::erase_if(next->assignments, [&](const auto& entry) { return entry.first.topic == name; });
-    next->topics_version = current->topics_version + 1;
-    next->assignments_version = current->assignments_version + 1;
+    apply_topic_delete(*next, name);
     return commit(std::move(next));
+}
+
+Result<std::vector<Topic>> LocalMetaStore::change_topics(const std::vector<std::string>& names,
+                                                         const TopicsChange& change) {
+    std::lock_guard lock(write_mutex_);
+    MetaSnapshot current = snapshot();
+    auto next = std::make_shared<MetaState>(*current);
+    NARAD_ASSIGN_OR_RETURN(std::vector<Topic> stored,
+                           apply_topic_change(*current, *next, names, change));
+    if (!stored.empty()) NARAD_RETURN_IF_ERROR(commit(std::move(next)));
+    return stored;
 }
 
 uint64_t LocalMetaStore::watch(std::function<void(const MetaSnapshot&)> watcher) {

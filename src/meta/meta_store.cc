@@ -53,6 +53,52 @@ Status MetaStore::renew_freeze(int64_t) { return no_moves(); }
 Status MetaStore::release_freeze(int64_t) { return no_moves(); }
 Status MetaStore::remove_freeze(const PartitionKey&) { return no_moves(); }
 
+Result<std::vector<Topic>> MetaStore::apply_topic_change(const MetaState& current, MetaState& next,
+                                                         const std::vector<std::string>& names,
+                                                         const TopicsChange& change) {
+    TopicRecords read;
+    for (const std::string& name : names) {
+        const Topic* found = current.find_topic(name);
+        read[name] = found == nullptr ? std::optional<Topic>() : std::optional<Topic>(*found);
+    }
+    NARAD_ASSIGN_OR_RETURN(std::vector<TopicWrite> writes, change(read));
+    std::vector<Topic> stored;
+    for (TopicWrite& write : writes) {
+        auto it = read.find(write.topic.name);
+        if (it == read.end()) {
+            return Status(Errc::invalid_argument, "a topic write outside the records read");
+        }
+        uint32_t first = it->second ? it->second->partitions : 0;
+        if (write.topic.partitions < first ||
+            write.owners.size() != write.topic.partitions - first) {
+            return Status(Errc::invalid_argument, "partitions only grow, one owner per new one");
+        }
+        for (uint32_t p = first; p < write.topic.partitions; ++p) {
+            next.assignments[PartitionKey{write.topic.name, PartitionId(p)}] =
+                Assignment{write.owners[p - first], {}};
+        }
+        if (write.topic.partitions != first) ++next.assignments_version;
+        next.topics[write.topic.name] = write.topic;
+        stored.push_back(std::move(write.topic));
+    }
+    if (!stored.empty()) ++next.topics_version;
+    return stored;
+}
+
+void MetaStore::apply_topic_delete(MetaState& next, std::string_view name) {
+    auto it = next.topics.find(name);
+    if (it == next.topics.end()) return;
+    Topic deleted = std::move(it->second);
+    next.topics.erase(it);
+    for (const std::string& linked : linked_topics(deleted)) {
+        auto other = next.topics.find(linked);
+        if (other != next.topics.end()) unlink_deleted(deleted, other->second);
+    }
+    std::erase_if(next.assignments, [&](const auto& entry) { return entry.first.topic == name; });
+    ++next.topics_version;
+    ++next.assignments_version;
+}
+
 Result<Topic> MetaStore::create_topic_on(Topic topic, const NodeId& owner) {
     std::vector<NodeId> owners(topic.partitions, owner);
     return create_topic(std::move(topic), std::move(owners));

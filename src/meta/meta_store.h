@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,8 +51,24 @@ class MetaStore {
     // otherwise). Growing `partitions` adds assignments for the new partitions, the first new one
     // owned by added_owners[0] and so on (one per new partition).
     virtual Result<Topic> update_topic(Topic topic, std::vector<NodeId> added_owners) = 0;
-    // Deletes a topic and its assignments; not_found if it does not exist.
+    // Deletes a topic and its assignments; not_found if it does not exist. The topics linked to
+    // it by fan-out are unlinked in the same write (unlink_deleted).
     virtual Status delete_topic(std::string_view name) = 0;
+
+    // Writes several topic records at once, all or none: `change` gets the named records as
+    // stored (nullopt: none) and returns the records to store, each one of `names`: a record
+    // read as nullopt is created (with `owners` of all its partitions), another replaces the
+    // stored one (with `owners` of its added partitions). Each write is compared with what was
+    // read; a race with another write reads again and asks `change` again. An error from
+    // `change` aborts with nothing written. Returns the stored records, in the order returned.
+    struct TopicWrite {
+        Topic topic;
+        std::vector<NodeId> owners;
+    };
+    using TopicRecords = std::map<std::string, std::optional<Topic>, std::less<>>;
+    using TopicsChange = std::function<Result<std::vector<TopicWrite>>(const TopicRecords&)>;
+    virtual Result<std::vector<Topic>> change_topics(const std::vector<std::string>& names,
+                                                     const TopicsChange& change) = 0;
 
     // Calls `watcher` with every snapshot published after this call (on the writer's thread, in
     // order). Returns an id for unwatch().
@@ -97,6 +114,14 @@ class MetaStore {
     using UserChange = std::function<Result<std::optional<User>>(const std::optional<User>&)>;
     virtual Result<std::optional<User>> change_user(std::string_view name,
                                                     const UserChange& change);
+
+    // For stores that keep a MetaState in memory (the local and fake stores): runs `change`
+    // against `current` and applies its writes to `next`. Returns what change_topics returns.
+    static Result<std::vector<Topic>> apply_topic_change(const MetaState& current, MetaState& next,
+                                                         const std::vector<std::string>& names,
+                                                         const TopicsChange& change);
+    // Deletes `name` from `next` with its assignments, unlinking the topics linked to it.
+    static void apply_topic_delete(MetaState& next, std::string_view name);
 
     // Conveniences: every (new) partition on one node.
     Result<Topic> create_topic_on(Topic topic, const NodeId& owner);

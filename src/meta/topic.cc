@@ -25,6 +25,42 @@ size_t Topic::schema_history_bytes() const {
     return bytes;
 }
 
+void link_child(Topic& parent, Topic& child, std::string attach_epoch, int64_t delay_ms) {
+    parent.role = TopicRole::parent;
+    parent.children.push_back(child.name);
+    child.role = TopicRole::child;
+    child.parent = parent.name;
+    child.attach_epoch = std::move(attach_epoch);
+    child.fanout_delay_ms = delay_ms;
+}
+
+void unlink_child(Topic& parent, Topic& child) {
+    std::erase(parent.children, child.name);
+    if (parent.children.empty()) parent.role = TopicRole::standalone;
+    child.role = TopicRole::standalone;
+    child.parent.clear();
+    child.attach_epoch.clear();
+    child.fanout_delay_ms = 0;
+}
+
+std::vector<std::string> linked_topics(const Topic& topic) {
+    if (topic.role == TopicRole::parent) return topic.children;
+    if (topic.role == TopicRole::child && !topic.parent.empty()) return {topic.parent};
+    return {};
+}
+
+void unlink_deleted(const Topic& deleted, Topic& other) {
+    if (deleted.role == TopicRole::parent && other.parent == deleted.name) {
+        Topic parent = deleted;
+        unlink_child(parent, other);
+    } else if (deleted.role == TopicRole::child) {
+        std::erase(other.children, deleted.name);
+        if (other.children.empty() && other.role == TopicRole::parent) {
+            other.role = TopicRole::standalone;
+        }
+    }
+}
+
 std::string_view etcd_role_name(EtcdRole role) {
     switch (role) {
         case EtcdRole::none:

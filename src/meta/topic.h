@@ -111,4 +111,18 @@ struct MetaState {
 
 using MetaSnapshot = std::shared_ptr<const MetaState>;
 
+// Fan-out links (Narad's rules: one level, at most kMaxChildrenPerParent children per parent).
+inline constexpr size_t kMaxChildrenPerParent = 108;
+
+// Links `child` under `parent`: the parent lists it (last), the child records its parent, the
+// attach epoch and the delay. No rule is checked here.
+void link_child(Topic& parent, Topic& child, std::string attach_epoch, int64_t delay_ms);
+// Undoes link_child; a parent whose last child leaves is standalone again.
+void unlink_child(Topic& parent, Topic& child);
+// The names of the topics linked to `topic` (its children, or its parent).
+std::vector<std::string> linked_topics(const Topic& topic);
+// Unlinks `deleted` from `other` (one of linked_topics(deleted)), as a delete of `deleted` must:
+// a child of a deleted parent is standalone again, a deleted child leaves its parent's list.
+void unlink_deleted(const Topic& deleted, Topic& other);
+
 }  // namespace narad::meta

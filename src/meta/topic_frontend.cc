@@ -70,12 +70,79 @@ Status check_retention_floor(int64_t retention_ms) {
     return Status::ok();
 }
 
+Status check_delay(int64_t delay_ms, const char* field) {
+    if (delay_ms < 0) return invalid(std::string(field) + " must be >= 0");
+    if (delay_ms > kMaxFanoutDelayMs) {
+        return invalid(std::string(field) + " (" + std::to_string(delay_ms) +
+                       ") exceeds the maximum of 31536000000 (1 year)");
+    }
+    return Status::ok();
+}
+
+// A delay child's parent must keep records for the delay and an hour more (Narad's floor), so no
+// record ages out of the parent before its delayed copy is due. Keeping forever buffers any delay.
+Status check_delay_buffered(int64_t delay_ms, int64_t parent_retention_ms,
+                            const std::string& parent) {
+    if (delay_ms <= 0 || parent_retention_ms == 0) return Status::ok();
+    if (parent_retention_ms < delay_ms + kMinRetentionMs) {
+        return Status(Errc::invalid_argument,
+                      "delay exceeds what the parent's retention can buffer: parent \"" + parent +
+                          "\" retention (" + std::to_string(parent_retention_ms) +
+                          "ms) must be at least delay (" + std::to_string(delay_ms) + "ms) + " +
+                          std::to_string(kMinRetentionMs) + "ms");
+    }
+    return Status::ok();
+}
+
+Status role_conflict(const std::string& detail) {
+    return Status(Errc::conflict, "fan-out role conflict: " + detail);
+}
+
+// Narad's link rules between two existing records, then its schema gate; on success the child's
+// schema history is the parent's.
+Status check_link(const Topic& parent, Topic& child, int64_t delay_ms) {
+    if (parent.role == TopicRole::child) {
+        return role_conflict("\"" + parent.name + "\" is a child of \"" + parent.parent +
+                             "\" and cannot become a parent");
+    }
+    if (child.role == TopicRole::parent) {
+        return role_conflict("\"" + child.name +
+                             "\" is a parent and cannot become a child (fan-out is depth 1)");
+    }
+    if (child.role == TopicRole::child && child.parent == parent.name) {
+        return Status(Errc::conflict, "already exists: \"" + child.name +
+                                          "\" is already attached to \"" + parent.name + "\"");
+    }
+    if (child.role == TopicRole::child) {
+        return role_conflict("\"" + child.name + "\" is already attached to parent \"" +
+                             child.parent + "\"");
+    }
+    if (parent.children.size() >= kMaxChildrenPerParent) {
+        return Status(Errc::conflict, "parent has reached the maximum number of children: \"" +
+                                          parent.name + "\" already has " +
+                                          std::to_string(parent.children.size()) + " children");
+    }
+    NARAD_RETURN_IF_ERROR(check_delay_buffered(delay_ms, parent.retention_ms, parent.name));
+    if (child.schema_versions.empty()) {
+        child.schema_versions = parent.schema_versions;
+    } else if (parent.schema_versions.empty()) {
+        return Status(Errc::conflict, "child schema incompatible with parent: child \"" +
+                                          child.name + "\" has a schema but parent \"" +
+                                          parent.name + "\" does not");
+    } else if (child.schema_versions != parent.schema_versions) {
+        return Status(Errc::conflict, "child schema incompatible with parent: schema of \"" +
+                                          child.name + "\" differs from parent \"" + parent.name +
+                                          "\"; align or clear it, then re-attach");
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 IncarnationId new_incarnation_id() { return IncarnationId(random_hex(8)); }
 
 Placement place_on(NodeId node) {
-    return [node = std::move(node)](const MetaState&, const std::string&, uint32_t,
+    return [node = std::move(node)](const MetaState&, const Topic&, uint32_t,
                                     uint32_t count) -> Result<std::vector<NodeId>> {
         return std::vector<NodeId>(count, node);
     };
@@ -93,11 +160,7 @@ Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
     if (!request.parent.empty()) {
         NARAD_RETURN_IF_ERROR(check_name(request.parent));
         if (request.parent == request.name) return invalid("a topic cannot be its own parent");
-        if (request.fanout_delay_ms < 0) return invalid("fanout_delay_ms must be >= 0");
-        if (request.fanout_delay_ms > kMaxFanoutDelayMs) {
-            return invalid("fanout_delay_ms (" + std::to_string(request.fanout_delay_ms) +
-                           ") exceeds the maximum of 31536000000 (1 year)");
-        }
+        NARAD_RETURN_IF_ERROR(check_delay(request.fanout_delay_ms, "fanout_delay_ms"));
         meta::MetaSnapshot parent_view = store_.snapshot();
         const Topic* parent = parent_view->find_topic(request.parent);
         if (parent == nullptr) return Status(Errc::not_found, "topic not found");
@@ -154,20 +217,93 @@ Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
                                               name + "\"");
         }
     }
-    if (!request.parent.empty()) {
-        return Status(Errc::not_implemented,
-                      "fan-out (parent and child topics) is not available in this release");
-    }
     topic.owner = request.owner;
     topic.created_at = clock_.wall_ms() / 1000;
     topic.incarnation = new_incarnation_id();
+    if (!request.parent.empty()) return create_child(std::move(topic), request);
     NARAD_ASSIGN_OR_RETURN(std::vector<NodeId> owners,
-                           placement_(*store_.snapshot(), topic.name, 0, topic.partitions));
+                           placement_(*store_.snapshot(), topic, 0, topic.partitions));
     auto created = store_.create_topic(topic, std::move(owners));
     if (!created.is_ok() && created.code() == Errc::already_exists) {
         return Status(Errc::already_exists, "topic already exists");
     }
     return created;
+}
+
+// Creates the child and links it under its parent in one write: a create that cannot attach
+// leaves nothing behind. Its partitions are placed knowing the parent (the replica pattern).
+Result<Topic> TopicFrontend::create_child(Topic topic, const CreateTopicRequest& request) {
+    std::string epoch = new_incarnation_id().value();
+    auto stored = store_.change_topics(
+        {request.parent, topic.name},
+        [&](const MetaStore::TopicRecords& read) -> Result<std::vector<MetaStore::TopicWrite>> {
+            const std::optional<Topic>& parent_read = read.find(request.parent)->second;
+            if (!parent_read) return Status(Errc::not_found, "topic not found");
+            if (read.find(topic.name)->second) {
+                return Status(Errc::already_exists, "topic already exists");
+            }
+            Topic parent = *parent_read;
+            Topic child = topic;
+            NARAD_RETURN_IF_ERROR(check_link(parent, child, request.fanout_delay_ms));
+            link_child(parent, child, epoch, request.fanout_delay_ms);
+            NARAD_ASSIGN_OR_RETURN(std::vector<NodeId> owners,
+                                   placement_(*store_.snapshot(), child, 0, child.partitions));
+            return std::vector<MetaStore::TopicWrite>{{std::move(child), std::move(owners)},
+                                                      {std::move(parent), {}}};
+        });
+    if (!stored.is_ok()) return stored.status();
+    return stored->front();
+}
+
+Result<Topic> TopicFrontend::attach(std::string_view parent_name, std::string_view child_name,
+                                    int64_t delay_ms) {
+    NARAD_RETURN_IF_ERROR(check_name(parent_name));
+    NARAD_RETURN_IF_ERROR(check_name(child_name));
+    if (parent_name == child_name) return invalid("a topic cannot be attached to itself");
+    NARAD_RETURN_IF_ERROR(check_delay(delay_ms, "delay_ms"));
+    std::string epoch = new_incarnation_id().value();
+    std::string parent_key(parent_name);
+    std::string child_key(child_name);
+    auto stored = store_.change_topics(
+        {parent_key, child_key},
+        [&](const MetaStore::TopicRecords& read) -> Result<std::vector<MetaStore::TopicWrite>> {
+            const std::optional<Topic>& parent_read = read.find(parent_key)->second;
+            const std::optional<Topic>& child_read = read.find(child_key)->second;
+            if (!parent_read || !child_read) return Status(Errc::not_found, "topic not found");
+            Topic parent = *parent_read;
+            Topic child = *child_read;
+            NARAD_RETURN_IF_ERROR(check_link(parent, child, delay_ms));
+            link_child(parent, child, epoch, delay_ms);
+            return std::vector<MetaStore::TopicWrite>{{std::move(parent), {}},
+                                                      {std::move(child), {}}};
+        });
+    if (!stored.is_ok()) return stored.status();
+    return stored->front();
+}
+
+Status TopicFrontend::detach(std::string_view parent_name, std::string_view child_name) {
+    NARAD_RETURN_IF_ERROR(check_name(parent_name));
+    NARAD_RETURN_IF_ERROR(check_name(child_name));
+    std::string parent_key(parent_name);
+    std::string child_key(child_name);
+    auto stored = store_.change_topics(
+        {parent_key, child_key},
+        [&](const MetaStore::TopicRecords& read) -> Result<std::vector<MetaStore::TopicWrite>> {
+            const std::optional<Topic>& parent_read = read.find(parent_key)->second;
+            const std::optional<Topic>& child_read = read.find(child_key)->second;
+            if (!parent_read) return Status(Errc::not_found, "topic not found");
+            if (!child_read || child_read->role != TopicRole::child ||
+                child_read->parent != parent_key) {
+                return Status(Errc::not_found, "not found: \"" + child_key +
+                                                   "\" is not attached to \"" + parent_key + "\"");
+            }
+            Topic parent = *parent_read;
+            Topic child = *child_read;
+            unlink_child(parent, child);
+            return std::vector<MetaStore::TopicWrite>{{std::move(parent), {}},
+                                                      {std::move(child), {}}};
+        });
+    return stored.status();
 }
 
 Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
@@ -213,6 +349,12 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
     if (request.retention_ms) {
         topic.retention_ms = *request.retention_ms;  // 0 keeps messages forever
         NARAD_RETURN_IF_ERROR(check_retention_floor(topic.retention_ms));
+        for (const std::string& child_name : topic.children) {
+            const Topic* child = snapshot->find_topic(child_name);
+            if (child == nullptr || child->parent != topic.name) continue;
+            NARAD_RETURN_IF_ERROR(
+                check_delay_buffered(child->fanout_delay_ms, topic.retention_ms, topic.name));
+        }
     }
     if (request.max_in_flight_per_partition) {
         int64_t v = *request.max_in_flight_per_partition;
@@ -269,14 +411,42 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
     }
     std::vector<NodeId> added_owners;
     if (topic.partitions > current->partitions) {
-        NARAD_ASSIGN_OR_RETURN(added_owners, placement_(*snapshot, topic.name, current->partitions,
+        NARAD_ASSIGN_OR_RETURN(added_owners, placement_(*snapshot, topic, current->partitions,
                                                         topic.partitions - current->partitions));
+    }
+    if (topic.role == TopicRole::parent && topic.schema_versions != current->schema_versions) {
+        return update_with_children(std::move(topic), std::move(added_owners));
     }
     auto updated = store_.update_topic(topic, std::move(added_owners));
     if (!updated.is_ok() && updated.code() == Errc::not_found) {
         return Status(Errc::not_found, "topic not found");
     }
     return updated;
+}
+
+// A parent's schema is its children's: a new version is written to every attached child in the
+// same write as the parent's record.
+Result<Topic> TopicFrontend::update_with_children(Topic topic, std::vector<NodeId> added_owners) {
+    std::vector<std::string> names{topic.name};
+    names.insert(names.end(), topic.children.begin(), topic.children.end());
+    auto stored = store_.change_topics(
+        names,
+        [&](const MetaStore::TopicRecords& read) -> Result<std::vector<MetaStore::TopicWrite>> {
+            const std::optional<Topic>& parent = read.find(topic.name)->second;
+            if (!parent || parent->incarnation != topic.incarnation) {
+                return Status(Errc::not_found, "topic not found");
+            }
+            std::vector<MetaStore::TopicWrite> writes{{topic, added_owners}};
+            for (const auto& [name, child] : read) {
+                if (name == topic.name || !child || child->parent != topic.name) continue;
+                Topic adopted = *child;
+                adopted.schema_versions = topic.schema_versions;
+                writes.push_back({std::move(adopted), {}});
+            }
+            return writes;
+        });
+    if (!stored.is_ok()) return stored.status();
+    return stored->front();
 }
 
 Status TopicFrontend::remove(std::string_view name) {

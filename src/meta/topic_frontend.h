@@ -57,10 +57,11 @@ struct UpdateTopicRequest {
 };
 
 // Chooses the owners of `count` new partitions of `topic` (numbered from `first`), from a view of
-// the metastore: one node per partition. Fails (e.g. Errc::unavailable: no live node) to refuse
-// the request.
+// the metastore: one node per partition. `topic` is the record as it will be stored (a child
+// created with its parent already names it). Fails (e.g. Errc::unavailable: no live node) to
+// refuse the request.
 using Placement = std::function<Result<std::vector<NodeId>>(
-    const MetaState& state, const std::string& topic, uint32_t first, uint32_t count)>;
+    const MetaState& state, const Topic& topic, uint32_t first, uint32_t count)>;
 
 // Every partition on one node: the single-node placement.
 Placement place_on(NodeId node);
@@ -75,9 +76,19 @@ class TopicFrontend {
     Result<Topic> update(std::string_view name, const UpdateTopicRequest& request);
     Status remove(std::string_view name);
 
+    // Fan-out (Narad's rules, checked in Narad's order): attaches `child` under `parent` with a
+    // fresh attach epoch, both records written at once; a schema-less child adopts the parent's
+    // schema history. Returns the parent's record.
+    Result<Topic> attach(std::string_view parent, std::string_view child, int64_t delay_ms);
+    // Detaches `child` from `parent`; the child keeps its records and schema.
+    Status detach(std::string_view parent, std::string_view child);
+
     const TopicPolicy& policy() const { return policy_; }
 
   private:
+    Result<Topic> create_child(Topic topic, const CreateTopicRequest& request);
+    Result<Topic> update_with_children(Topic topic, std::vector<NodeId> added_owners);
+
     MetaStore& store_;
     Clock& clock_;
     TopicPolicy policy_;

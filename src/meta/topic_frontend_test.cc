@@ -199,5 +199,136 @@ TEST_F(TopicFrontendTest, SchemaHistoryBudgets) {
     EXPECT_GT(big->schema_history_bytes() + base.size(), kMaxSchemaHistoryBytes);
 }
 
+// Rule: attach links both records at once with a fresh epoch (the child's), the parent lists its
+// children in attach order, and detach reverts both; a re-attach gets a new epoch.
+TEST_F(TopicFrontendTest, AttachAndDetachLinkBothRecords) {
+    ASSERT_TRUE(frontend_.create({.name = "p"}).is_ok());
+    ASSERT_TRUE(frontend_.create({.name = "c1"}).is_ok());
+    ASSERT_TRUE(frontend_.create({.name = "c2"}).is_ok());
+    auto parent = frontend_.attach("p", "c1", 0);
+    ASSERT_TRUE(parent.is_ok()) << parent.status().to_string();
+    EXPECT_EQ(parent->role, TopicRole::parent);
+    ASSERT_TRUE(frontend_.attach("p", "c2", 5000).is_ok());
+    MetaSnapshot view = store_->snapshot();
+    EXPECT_EQ(view->find_topic("p")->children, (std::vector<std::string>{"c1", "c2"}));
+    const Topic* c1 = view->find_topic("c1");
+    EXPECT_EQ(c1->role, TopicRole::child);
+    EXPECT_EQ(c1->parent, "p");
+    EXPECT_EQ(c1->attach_epoch.size(), 16u);
+    EXPECT_EQ(view->find_topic("c2")->fanout_delay_ms, 5000);
+    std::string first_epoch = c1->attach_epoch;
+
+    ASSERT_TRUE(frontend_.detach("p", "c1").is_ok());
+    ASSERT_TRUE(frontend_.detach("p", "c2").is_ok());
+    view = store_->snapshot();
+    EXPECT_EQ(view->find_topic("p")->role, TopicRole::standalone);
+    EXPECT_TRUE(view->find_topic("p")->children.empty());
+    EXPECT_EQ(view->find_topic("c1")->role, TopicRole::standalone);
+    EXPECT_TRUE(view->find_topic("c1")->attach_epoch.empty());
+    EXPECT_EQ(view->find_topic("c2")->fanout_delay_ms, 0);
+    ASSERT_TRUE(frontend_.attach("p", "c1", 0).is_ok());
+    EXPECT_NE(store_->snapshot()->find_topic("c1")->attach_epoch, first_epoch);
+    EXPECT_EQ(frontend_.detach("p", "c2").message(), "not found: \"c2\" is not attached to \"p\"");
+}
+
+// Rule: Narad's link rules, with its texts and codes, and a refused attach changes nothing.
+TEST_F(TopicFrontendTest, AttachRulesAndTexts) {
+    for (const char* name : {"p", "c", "other", "spare"}) {
+        ASSERT_TRUE(frontend_.create({.name = name}).is_ok());
+    }
+    ASSERT_TRUE(frontend_.attach("p", "c", 0).is_ok());
+    MetaSnapshot before = store_->snapshot();
+    auto error = [&](std::string_view parent, std::string_view child, int64_t delay) {
+        auto result = frontend_.attach(parent, child, delay);
+        return result.is_ok() ? std::string("ok") : result.status().message();
+    };
+    EXPECT_EQ(error("spare", "spare", 0), "invalid argument: a topic cannot be attached to itself");
+    EXPECT_EQ(error("ghost", "spare", 0), "topic not found");
+    EXPECT_EQ(error("c", "spare", 0),
+              "fan-out role conflict: \"c\" is a child of \"p\" and cannot become a parent");
+    EXPECT_EQ(error("spare", "p", 0),
+              "fan-out role conflict: \"p\" is a parent and cannot become a child (fan-out is "
+              "depth 1)");
+    EXPECT_EQ(error("other", "c", 0),
+              "fan-out role conflict: \"c\" is already attached to parent \"p\"");
+    EXPECT_EQ(error("p", "c", 0), "already exists: \"c\" is already attached to \"p\"");
+    EXPECT_EQ(error("p", "spare", -1), "invalid argument: delay_ms must be >= 0");
+    EXPECT_EQ(error("p", "spare", kMaxFanoutDelayMs + 1),
+              "invalid argument: delay_ms (31536000001) exceeds the maximum of 31536000000 (1 "
+              "year)");
+    // The default retention (7 days) buffers 6 days and 23 hours, not 7 days.
+    EXPECT_EQ(error("p", "spare", 604'800'000),
+              "delay exceeds what the parent's retention can buffer: parent \"p\" retention "
+              "(604800000ms) must be at least delay (604800000ms) + 3600000ms");
+    EXPECT_EQ(store_->snapshot()->topics_version, before->topics_version);
+}
+
+// Rule: a parent holds at most 108 children.
+TEST_F(TopicFrontendTest, AtMost108Children) {
+    ASSERT_TRUE(frontend_.create({.name = "p"}).is_ok());
+    for (size_t i = 0; i <= kMaxChildrenPerParent; ++i) {
+        std::string name = "c" + std::to_string(i);
+        ASSERT_TRUE(frontend_.create({.name = name}).is_ok());
+        auto attached = frontend_.attach("p", name, 0);
+        if (i < kMaxChildrenPerParent) {
+            ASSERT_TRUE(attached.is_ok()) << i;
+        } else {
+            EXPECT_EQ(attached.code(), Errc::conflict);
+            EXPECT_EQ(attached.status().message(),
+                      "parent has reached the maximum number of children: \"p\" already has 108 "
+                      "children");
+        }
+    }
+}
+
+// Rule: create with `parent` inherits the partition count and is linked in the same write; a
+// create that cannot attach leaves no topic behind.
+TEST_F(TopicFrontendTest, CreateAsChildIsOneWrite) {
+    ASSERT_TRUE(frontend_.create({.name = "p", .partitions = 6}).is_ok());
+    auto child = frontend_.create({.name = "c", .parent = "p", .fanout_delay_ms = 1000});
+    ASSERT_TRUE(child.is_ok()) << child.status().to_string();
+    EXPECT_EQ(child->partitions, 6u);
+    EXPECT_EQ(child->role, TopicRole::child);
+    EXPECT_EQ(store_->snapshot()->find_topic("p")->children, std::vector<std::string>{"c"});
+    EXPECT_EQ(store_->snapshot()->find_assignment("c", PartitionId(5))->owner, NodeId("n1"));
+    // c is a child: a topic created under it would make a chain.
+    auto chained = frontend_.create({.name = "g", .parent = "c"});
+    EXPECT_EQ(chained.code(), Errc::conflict);
+    EXPECT_EQ(store_->snapshot()->find_topic("g"), nullptr);
+    EXPECT_EQ(frontend_.create({.name = "x", .parent = "ghost"}).code(), Errc::not_found);
+    EXPECT_EQ(store_->snapshot()->find_topic("x"), nullptr);
+}
+
+// Rule: deleting a parent leaves its children standalone; deleting a child leaves its parent's
+// list (and a parent without children is standalone).
+TEST_F(TopicFrontendTest, DeleteUnlinks) {
+    for (const char* name : {"p", "c1", "c2"})
+        ASSERT_TRUE(frontend_.create({.name = name}).is_ok());
+    ASSERT_TRUE(frontend_.attach("p", "c1", 0).is_ok());
+    ASSERT_TRUE(frontend_.attach("p", "c2", 0).is_ok());
+    ASSERT_TRUE(frontend_.remove("c2").is_ok());
+    EXPECT_EQ(store_->snapshot()->find_topic("p")->children, std::vector<std::string>{"c1"});
+    ASSERT_TRUE(frontend_.remove("p").is_ok());
+    const Topic* c1 = store_->snapshot()->find_topic("c1");
+    EXPECT_EQ(c1->role, TopicRole::standalone);
+    EXPECT_TRUE(c1->parent.empty());
+}
+
+// Rule: the parent's retention must buffer every delay child's delay + 1 h (PATCH included), and a
+// parent's new schema version is its children's in the same write.
+TEST_F(TopicFrontendTest, ParentUpdatesRespectChildren) {
+    ASSERT_TRUE(frontend_.create({.name = "p", .retention_ms = 7'200'000}).is_ok());
+    ASSERT_TRUE(frontend_.create({.name = "c"}).is_ok());
+    ASSERT_TRUE(frontend_.attach("p", "c", 1500).is_ok());
+    auto shrunk = frontend_.update("p", {.retention_ms = 3'600'000});
+    EXPECT_EQ(shrunk.code(), Errc::invalid_argument);
+    EXPECT_TRUE(frontend_.update("p", {.retention_ms = 3'700'000}).is_ok());
+    EXPECT_TRUE(frontend_.update("p", {.retention_ms = 0}).is_ok());  // forever buffers anything
+    ASSERT_TRUE(frontend_.update("p", {.schema = R"({"type":"object"})"}).is_ok());
+    EXPECT_EQ(store_->snapshot()->find_topic("c")->schema_versions,
+              store_->snapshot()->find_topic("p")->schema_versions);
+    EXPECT_EQ(frontend_.update("c", {.schema = R"({"type":"object"})"}).code(), Errc::conflict);
+}
+
 }  // namespace
 }  // namespace narad::meta

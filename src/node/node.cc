@@ -281,7 +281,7 @@ class Node::Impl {
         meta::EtcdMetaStore* etcd_store = &cluster_->store();
         topics_ = std::make_unique<meta::TopicFrontend>(
             *store_, clock_, policy,
-            [etcd_store](const meta::MetaState&, const std::string& topic, uint32_t first,
+            [etcd_store](const meta::MetaState&, const meta::Topic& topic, uint32_t first,
                          uint32_t count) -> Result<std::vector<NodeId>> {
                 NARAD_ASSIGN_OR_RETURN(meta::MetaSnapshot view, etcd_store->sync());
                 return cluster::spread_partitions(*view, topic, first, count);

@@ -15,15 +15,6 @@ metrics::Family<metrics::Counter>& rejections() {
 
 }  // namespace
 
-uint32_t fnv1a32(std::string_view bytes) {
-    uint32_t hash = 2166136261u;
-    for (char c : bytes) {
-        hash ^= static_cast<uint8_t>(c);
-        hash *= 16777619u;
-    }
-    return hash;
-}
-
 ProduceService::ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal,
                                const OwnerLiveness* liveness)
     : clock_(clock), store_(store), wal_(wal), liveness_(liveness) {}

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "base/checksum.h"
 #include "base/clock.h"
 #include "meta/meta_store.h"
 #include "meta/schema.h"
@@ -36,9 +37,6 @@ struct ProduceMessage {
     std::optional<uint32_t> partition;
     std::string value;
 };
-
-// Narad's key hash: FNV-1a, 32 bits.
-uint32_t fnv1a32(std::string_view bytes);
 
 class ProduceService {
   public:
