@@ -11,6 +11,7 @@
 #include "api/peer_json.h"
 #include "api/respond.h"
 #include "base/failpoint.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/url.h"
 #include "move/move_metrics.h"
@@ -39,8 +40,13 @@ json listing_json(const move::TransferListing& listing) {
     }
     json acked = json::array();
     for (Offset offset : listing.acked_ahead) acked.push_back(offset.value());
+    json cursors = json::array();
+    for (const auto& sidecar : listing.cursors) {
+        cursors.push_back({{"child", sidecar.child}, {"file", base64_encode(sidecar.bytes)}});
+    }
     json body = {{"frontier", listing.frontier.value()},
                  {"acked_ahead", acked},
+                 {"fanout_cursors", cursors},
                  {"high_watermark", listing.high_watermark.value()},
                  {"source_clock_ns", listing.source_clock_ns},
                  {"segments", segments}};
@@ -70,6 +76,17 @@ Result<move::TransferListing> listing_from(const json& body) {
                 throw WrongShape("an acked offset is not an unsigned integer");
             }
             listing.acked_ahead.push_back(Offset(offset.get<uint64_t>()));
+        }
+        if (body.contains("fanout_cursors")) {
+            for (const auto& item : array_field(body, "fanout_cursors")) {
+                if (!item.is_object() || !item.contains("child") || !item["child"].is_string() ||
+                    !item.contains("file") || !item["file"].is_string()) {
+                    throw WrongShape("a fan-out cursor is not {child, file}");
+                }
+                auto bytes = base64_decode(item["file"].get<std::string>());
+                if (!bytes) throw WrongShape("a fan-out cursor's file is not base64");
+                listing.cursors.push_back({item["child"].get<std::string>(), std::move(*bytes)});
+            }
         }
         listing.high_watermark = Offset(unsigned_field(body, "high_watermark"));
         listing.source_clock_ns = signed_field_or(body, "source_clock_ns", 0);

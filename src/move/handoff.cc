@@ -3,6 +3,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/random.h"
+#include "fanout/cursor_file.h"
 #include "move/marker.h"
 #include "queue/consumer_offset_file.h"
 #include "storage/segment_scan.h"
@@ -48,6 +49,34 @@ Status HandoffService::check_owner(const std::string& topic, PartitionId partiti
     return Status::ok();
 }
 
+std::vector<CursorSidecar> HandoffService::read_cursor_sidecars(const std::string& topic,
+                                                                PartitionId partition) {
+    std::vector<CursorSidecar> sidecars;
+    std::string directory = logs_.partition_directory(topic, partition);
+    auto names = fs_.list_directory(directory);
+    if (!names.is_ok()) return sidecars;
+    for (const std::string& name : *names) {
+        std::string child = fanout::child_of_cursor_file(name);
+        if (child.empty()) continue;
+        std::string path = io::join_path(directory, name);
+        // A file caught in the middle of a write is read again; one that never verifies is not
+        // shipped (the new owner then resumes the link from the oldest offset, never the tail).
+        std::optional<std::string> verified;
+        for (int attempt = 0; attempt < 3 && !verified; ++attempt) {
+            auto bytes = io::read_file(fs_, path);
+            if (!bytes.is_ok()) break;
+            if (fanout::decode_cursor(*bytes, path).is_ok()) verified = std::move(*bytes);
+        }
+        if (!verified) {
+            NARAD_LOG_WARN("move listing of {}: fan-out cursor {} does not verify; not shipped",
+                           describe(topic, partition), name);
+            continue;
+        }
+        sidecars.push_back({std::move(child), std::move(*verified)});
+    }
+    return sidecars;
+}
+
 Result<TransferListing> HandoffService::read_listing(const std::string& topic,
                                                      PartitionId partition) {
     TransferListing listing;
@@ -72,6 +101,7 @@ Result<TransferListing> HandoffService::read_listing(const std::string& topic,
                            describe(topic, partition), stored.status().to_string());
         }
     }
+    listing.cursors = read_cursor_sidecars(topic, partition);
     listing.source_clock_ns = wall_ns(clock_.wall_now());
     if (!log.is_ok()) return listing;  // never written: nothing to copy
     // 2. The high watermark, 3. the segments (committed bytes only).

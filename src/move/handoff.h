@@ -95,6 +95,8 @@ class HandoffService {
     // not_owner unless this node owns the partition in its replica.
     Status check_owner(const std::string& topic, PartitionId partition) const;
     Result<TransferListing> read_listing(const std::string& topic, PartitionId partition);
+    std::vector<CursorSidecar> read_cursor_sidecars(const std::string& topic,
+                                                    PartitionId partition);
     Result<Handoff> freeze(const std::string& topic, PartitionId partition);
     Result<Handoff> rearm(const std::string& topic, PartitionId partition,
                           const std::string& token);

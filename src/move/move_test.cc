@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/failpoint.h"
+#include "fanout/cursor_file.h"
 #include "meta/fake_meta_store.h"
 #include "move/handoff.h"
 #include "move/quarantine.h"
@@ -349,6 +350,39 @@ TEST_F(MoveTest, MoveCopiesRecordsAndPositionThenFlips) {
     ASSERT_EQ(freezes.size(), 1u);
     EXPECT_TRUE(freezes.front().closed);
     EXPECT_FALSE(store_.freeze_held(key_));
+}
+
+// Rule: a parent partition's fan-out cursor files travel with the move: each is installed in the
+// copy as the source had it (one past the copy's high watermark lowered to it), and a file that
+// fails its checksum at the source is never shipped.
+TEST_F(MoveTest, FanoutCursorsTravelVerified) {
+    ASSERT_TRUE(source_.commit(0, 20).is_ok());
+    std::string source_dir = source_.logs.partition_directory("orders", PartitionId(0));
+    auto& fs = io::posix_file_system();
+    ASSERT_TRUE(fanout::write_cursor(fs, io::join_path(source_dir, fanout::cursor_file_name("a")),
+                                     {"epoch-a", Offset(7)})
+                    .is_ok());
+    ASSERT_TRUE(fanout::write_cursor(fs, io::join_path(source_dir, fanout::cursor_file_name("b")),
+                                     {"epoch-b", Offset(500)})
+                    .is_ok());
+    std::string torn = fanout::encode_cursor({"epoch-c", Offset(3)});
+    torn.resize(torn.size() - 3);
+    ASSERT_TRUE(io::write_file_atomically(
+                    fs, io::join_path(source_dir, fanout::cursor_file_name("c")), torn)
+                    .is_ok());
+    target("n2");
+    MoveProgress progress = run_move();
+    ASSERT_EQ(progress.phase, MovePhase::done) << progress.error;
+    std::string installed = destination_.logs.partition_directory("orders", PartitionId(0));
+    EXPECT_EQ(
+        fanout::read_cursor(fs, io::join_path(installed, fanout::cursor_file_name("a"))).value(),
+        (fanout::CursorPosition{"epoch-a", Offset(7)}));
+    EXPECT_EQ(
+        fanout::read_cursor(fs, io::join_path(installed, fanout::cursor_file_name("b"))).value(),
+        (fanout::CursorPosition{"epoch-b", Offset(20)}));
+    EXPECT_EQ(
+        fanout::read_cursor(fs, io::join_path(installed, fanout::cursor_file_name("c"))).code(),
+        Errc::not_found);
 }
 
 // Rule: when the freeze lapses during the drain and the source takes commits again, the fence

@@ -5,6 +5,8 @@
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/names.h"
+#include "fanout/cursor_file.h"
 #include "move/quarantine.h"
 #include "queue/consumer_offset_file.h"
 #include "storage/frame_format.h"
@@ -249,6 +251,20 @@ Result<bool> StagedCopy::finish(const TransferListing& listing, WallTime listed_
     }
     NARAD_RETURN_IF_ERROR(queue::write_consumer_position(
         fs_, io::join_path(directory_, queue::kConsumerOffsetFile), position));
+    // The fan-out cursors go in last, after the final pass: each is checked again, and lowered to
+    // the copy's high watermark if it ran past it. One that does not verify is left out, and the
+    // marker's link rule resumes it from the oldest offset.
+    for (const CursorSidecar& sidecar : listing.cursors) {
+        std::string name = fanout::cursor_file_name(sidecar.child);
+        auto cursor = fanout::decode_cursor(sidecar.bytes, name);
+        if (!cursor.is_ok() || !validate_topic_name(sidecar.child).is_ok()) {
+            NARAD_LOG_WARN("move: the fan-out cursor for child {} arrived damaged; left out",
+                           sidecar.child);
+            continue;
+        }
+        cursor->next = std::min(cursor->next, listing.high_watermark);
+        NARAD_RETURN_IF_ERROR(fanout::write_cursor(fs_, io::join_path(directory_, name), *cursor));
+    }
     // Every file is synced before the marker says the copy is durable.
     NARAD_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_.list_directory(directory_));
     for (const std::string& name : names) {

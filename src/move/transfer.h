@@ -22,11 +22,21 @@ struct SegmentListing {
     int64_t modified_ns = 0;  // the file's modification time on the source's wall clock
 };
 
+// A parent partition's fan-out cursor file, shipped with the listing as its verified bytes
+// (docs/formats/fanout-cursor.md).
+struct CursorSidecar {
+    std::string child;
+    std::string bytes;
+    bool operator==(const CursorSidecar&) const = default;
+};
+
 // What the source reports about one partition, read in this order so it never runs ahead of the
-// bytes it lists: the consumer position, then the high watermark, then the segments.
+// bytes it lists: the consumer position and the fan-out cursors, then the high watermark, then the
+// segments.
 struct TransferListing {
-    Offset frontier;                  // every offset below it is acked (in-memory, current)
-    std::vector<Offset> acked_ahead;  // acked offsets at or above the frontier
+    Offset frontier;                     // every offset below it is acked (in-memory, current)
+    std::vector<Offset> acked_ahead;     // acked offsets at or above the frontier
+    std::vector<CursorSidecar> cursors;  // each checked against its checksum before it was listed
     Offset high_watermark;
     std::vector<SegmentListing> segments;  // by base offset
     int64_t source_clock_ns = 0;           // the source's wall clock when it listed
