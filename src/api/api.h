@@ -20,6 +20,10 @@
 #include "wal/owner_liveness.h"
 #include "wal/produce_service.h"
 
+namespace narad::fanout {
+class FanoutEngine;
+}
+
 namespace narad::auth {
 class Authenticator;
 }
@@ -80,6 +84,8 @@ struct ApiContext {
     // password hashes the user routes make.
     auth::Authenticator* authenticator = nullptr;
     auth::HashCost password_hash_cost = auth::HashCost::interactive;
+    // The fan-out links this node runs (null: none), for the children listing's lag.
+    const fanout::FanoutEngine* fanout = nullptr;
 };
 
 // Whether the API port serves /metrics, or a listener of its own does (http.metrics_addr).

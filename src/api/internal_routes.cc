@@ -7,7 +7,9 @@
 #include "api/owner_routing.h"
 #include "api/params.h"
 #include "api/respond.h"
+#include "base/json_text.h"
 #include "base/log.h"
+#include "fanout/engine.h"
 #include "wal/commit_codec.h"
 
 namespace narad::api {
@@ -127,6 +129,26 @@ void register_internal_message_routes(Router& router, ApiContext& context) {
                [c](net::HttpRequest, const PathParams& p, net::Responder d) {
                    partition_stats(*c, p.get("topic"), std::move(d));
                });
+    // The positions of the fan-out cursors this node runs for a parent (the children listing).
+    router.add(
+        "GET", "/internal/v1/topics/{topic}/fanout",
+        [c](net::HttpRequest, const PathParams& p, net::Responder d) {
+            std::string body = "{\"cursors\":[";
+            if (c->fanout != nullptr) {
+                bool first = true;
+                for (const fanout::CursorStat& stat : c->fanout->cursor_stats(p.get("topic"))) {
+                    if (!first) body += ",";
+                    first = false;
+                    body += "{\"child\":" + json_string(stat.child) +
+                            ",\"partition\":" + std::to_string(stat.partition.value()) +
+                            ",\"next_offset\":" + std::to_string(stat.next.value()) +
+                            ",\"high_watermark\":" + std::to_string(stat.high_watermark.value()) +
+                            ",\"anchored\":" + (stat.anchored ? "true" : "false") + "}";
+                }
+            }
+            body += "]}\n";
+            d(json_response(200, std::move(body)));
+        });
 }
 
 }  // namespace narad::api

@@ -406,6 +406,25 @@ Result<std::vector<meta::Grant>> read_grants(const json& value, const std::strin
 
 }  // namespace
 
+Result<AttachChildRequest> decode_attach_child(std::string_view body) {
+    NARAD_ASSIGN_OR_RETURN(json document, parse(body));
+    NARAD_RETURN_IF_ERROR(require_object(document, "topics.attachChildRequest"));
+    AttachChildRequest request;
+    const std::string go = "attachChildRequest";
+    for (const auto& [key, value] : document.items()) {
+        if (key == "child") {
+            NARAD_RETURN_IF_ERROR(read_string(value, go, key, request.child));
+        } else if (key == "delay_ms") {
+            NARAD_RETURN_IF_ERROR(read_int(value, go, key, request.delay_ms));
+        } else {
+            return unknown_field(key);
+        }
+    }
+    if (request.child.empty()) return Status(Errc::invalid_argument, "child is required");
+    if (request.delay_ms < 0) return Status(Errc::invalid_argument, "delay_ms must be >= 0");
+    return request;
+}
+
 Result<CreateUserRequest> decode_create_user(std::string_view body) {
     NARAD_ASSIGN_OR_RETURN(json document, parse(body));
     NARAD_RETURN_IF_ERROR(require_object(document, "handlers.createUserRequest"));

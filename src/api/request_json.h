@@ -17,6 +17,14 @@ namespace narad::api {
 Result<meta::CreateTopicRequest> decode_create_topic(std::string_view body);
 Result<meta::UpdateTopicRequest> decode_update_topic(std::string_view body);
 
+// The attach body {"child","delay_ms"?}, with Narad's checks of its shape ("child is required",
+// "delay_ms must be >= 0").
+struct AttachChildRequest {
+    std::string child;
+    int64_t delay_ms = 0;
+};
+Result<AttachChildRequest> decode_attach_child(std::string_view body);
+
 // The user routes' bodies: {"username","password","grants"?}, {"grants"} (required; [] clears)
 // and {"new_password","current_password"?}. A grant is {"action","patterns"?}; its checks beyond
 // the shape are auth::validate_grants'.

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "api/access.h"
 #include "api/api.h"
@@ -16,6 +17,7 @@
 #include "api/wire_json.h"
 #include "base/json_text.h"
 #include "base/log.h"
+#include "fanout/engine.h"
 
 namespace narad::api {
 namespace {
@@ -222,23 +224,117 @@ void get_schema(ApiContext& context, const PathParams& params, net::Responder re
     respond(json_response(200, schema_history_json(*topic)));
 }
 
+// Adds `owner`'s cursor positions of `parent` (its internal fanout route) to `cursors`; false
+// when it did not answer in shape.
+bool collect_remote_cursors(ApiContext& context, const NodeId& owner, const std::string& parent,
+                            std::vector<fanout::CursorStat>& cursors) {
+    net::HttpResponse answer = forward_to_owner(
+        context, owner, "GET", internal_topic_target(parent, "/fanout"), "", context.peer_timeout);
+    if (answer.status != 200) return false;
+    auto parsed = parse_peer_reply(answer.body);
+    if (!parsed.is_object() || !parsed.contains("cursors") || !parsed["cursors"].is_array()) {
+        return false;
+    }
+    try {
+        for (const auto& item : parsed["cursors"]) {
+            if (!item.is_object() || !item.contains("child") || !item["child"].is_string()) {
+                continue;
+            }
+            fanout::CursorStat stat;
+            stat.child = item["child"].get<std::string>();
+            stat.partition = PartitionId(
+                static_cast<uint32_t>(unsigned_field_or(item, "partition", 0, UINT32_MAX)));
+            stat.next = Offset(unsigned_field_or(item, "next_offset", 0));
+            stat.high_watermark = Offset(unsigned_field_or(item, "high_watermark", 0));
+            stat.anchored = item.value("anchored", false);
+            cursors.push_back(std::move(stat));
+        }
+    } catch (const std::exception& e) {  // nlohmann's exceptions and WrongShape
+        NARAD_LOG_WARN("node {} answered fan-out cursors of {} with the wrong shape: {}",
+                       owner.value(), parent, e.what());
+        return false;
+    }
+    return true;
+}
+
+// Narad's children listing: each child's delay and lag (parent high watermark minus cursor,
+// summed over the parent's partitions); lag_complete is false while some partition's cursor has
+// not reported (its owner unreachable, or the cursor not anchored yet), so the lag is a lower
+// bound.
 void list_children(ApiContext& context, const PathParams& params, net::Responder respond) {
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* topic = snapshot->find_topic(params.get("topic"));
     if (topic == nullptr) return respond(error_response(404, "topic not found"));
-    std::string body = "{\"children\":[],\"parent\":" + json_string(topic->name) + "}\n";
-    respond(json_response(200, std::move(body)));
+    meta::Topic parent = *topic;
+    run_routed(context, std::move(respond), [&context, parent, snapshot] {
+        std::vector<fanout::CursorStat> cursors;
+        if (context.fanout != nullptr) cursors = context.fanout->cursor_stats(parent.name);
+        std::set<NodeId> remote;
+        for (uint32_t p = 0; p < parent.partitions; ++p) {
+            PartitionOwner owner = locate(context, *snapshot, parent.name, PartitionId(p));
+            if (owner.placement == Placement::remote) remote.insert(owner.node);
+        }
+        for (const NodeId& owner : remote) {
+            (void)collect_remote_cursors(context, owner, parent.name, cursors);
+        }
+        std::string body = "{\"parent\":" + json_string(parent.name) +
+                           ",\"parent_id\":" + json_string(parent.incarnation.value()) +
+                           ",\"children\":[";
+        bool first = true;
+        for (const std::string& child_name : parent.children) {
+            const meta::Topic* child = snapshot->find_topic(child_name);
+            int64_t lag = 0;
+            std::set<uint32_t> reporting;
+            for (const fanout::CursorStat& stat : cursors) {
+                if (stat.child != child_name || !stat.anchored) continue;
+                if (!reporting.insert(stat.partition.value()).second) continue;
+                lag += std::max<int64_t>(0, static_cast<int64_t>(stat.high_watermark.value()) -
+                                                static_cast<int64_t>(stat.next.value()));
+            }
+            if (!first) body += ",";
+            first = false;
+            body += "{\"name\":" + json_string(child_name) +
+                    ",\"delay_ms\":" + std::to_string(child ? child->fanout_delay_ms : 0) +
+                    ",\"lag_messages\":" + std::to_string(lag) + ",\"lag_complete\":" +
+                    (reporting.size() == parent.partitions ? "true" : "false") + "}";
+        }
+        body += "]}\n";
+        return json_response(200, std::move(body));
+    });
+}
+
+void attach_child(ApiContext& context, net::HttpRequest request, const PathParams& params,
+                  net::Responder respond) {
+    auto decoded = decode_attach_child(request.body);
+    if (!decoded.is_ok()) return respond(error_response(decoded.status()));
+    answer_on_pool(context.blocking, std::move(respond),
+                   [&context, parent = params.get("topic"), attach = std::move(*decoded)] {
+                       auto attached = context.topics.attach(parent, attach.child, attach.delay_ms);
+                       if (!attached.is_ok())
+                           return domain_error_response(attached.status(), "attach child");
+                       NARAD_LOG_INFO("fan-out child attached: parent={} child={} delay_ms={}",
+                                      parent, attach.child, attach.delay_ms);
+                       return json_response(200, topic_json(*attached, RoleField::always));
+                   });
 }
 
 void detach_child(ApiContext& context, const PathParams& params, net::Responder respond) {
-    meta::MetaSnapshot snapshot = context.store.snapshot();
-    const std::string& parent = params.get("topic");
-    const std::string& child = params.get("child");
-    if (snapshot->find_topic(parent) == nullptr) {
-        return respond(error_response(404, "topic not found"));
-    }
-    respond(
-        error_response(404, "not found: \"" + child + "\" is not attached to \"" + parent + "\""));
+    answer_on_pool(context.blocking, std::move(respond),
+                   [&context, parent = params.get("topic"), child = params.get("child")] {
+                       Status detached = context.topics.detach(parent, child);
+                       if (!detached.is_ok())
+                           return domain_error_response(detached, "detach child");
+                       NARAD_LOG_INFO("fan-out child detached: parent={} child={}", parent, child);
+                       return empty_response(204);
+                   });
+}
+
+void attach_route(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
+    attach_child(*c, std::move(r), p, std::move(d));
+}
+
+void detach_route(ApiContext* c, net::HttpRequest, const PathParams& p, net::Responder d) {
+    detach_child(*c, p, std::move(d));
 }
 
 void create_route(ApiContext* c, net::HttpRequest r, const PathParams&, net::Responder d) {
@@ -265,6 +361,10 @@ void register_controller_routes(Router& internal, ApiContext& context) {
                          needs_manage(c, std::bind(update_route, c, _1, _2, _3)));
     add_controller_route(internal, c, "DELETE", "/v1/topics/{topic}",
                          needs_manage(c, std::bind(delete_route, c, _1, _2, _3)));
+    add_controller_route(internal, c, "POST", "/v1/topics/{topic}/children",
+                         needs_manage(c, std::bind(attach_route, c, _1, _2, _3)));
+    add_controller_route(internal, c, "DELETE", "/v1/topics/{topic}/children/{child}",
+                         needs_manage(c, std::bind(detach_route, c, _1, _2, _3)));
     register_controller_move_routes(internal, context);
     register_controller_decommission_routes(internal, context);
 }
@@ -293,15 +393,9 @@ void register_topic_routes(Router& router, ApiContext& context) {
                    list_children(*c, p, std::move(d));
                }));
     router.add("POST", "/v1/topics/{topic}/children",
-               [](net::HttpRequest, const PathParams&, net::Responder d) {
-                   d(error_response(501,
-                                    "fan-out (parent and child topics) is not available in this "
-                                    "release"));
-               });
+               needs_manage(c, controller_only(c, std::bind(attach_route, c, _1, _2, _3))));
     router.add("DELETE", "/v1/topics/{topic}/children/{child}",
-               needs_manage(c, [c](net::HttpRequest, const PathParams& p, net::Responder d) {
-                   detach_child(*c, p, std::move(d));
-               }));
+               needs_manage(c, controller_only(c, std::bind(detach_route, c, _1, _2, _3))));
 }
 
 }  // namespace narad::api

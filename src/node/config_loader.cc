@@ -332,7 +332,6 @@ constexpr std::string_view kNoRaft =
 constexpr std::string_view kStaticPeers =
     "members come from etcd and --join, not a static voter list; the list is checked as Narad "
     "checks it";
-constexpr std::string_view kNoFanout = "fan-out children are not built yet";
 constexpr std::string_view kNoRemotes = "remote clusters are not built yet";
 
 // Every setting, in the order the reference and the checks list them.
@@ -888,7 +887,6 @@ const std::vector<Setting>& settings() {
              },
          .rule = "> 0",
          .doc = "Records copied to a child in one batch.",
-         .inert = kNoFanout,
          .syntax = IntSyntax::atoi},
         {.key = "fanout.max_batch_bytes",
          .env = "NARAD_FANOUT_MAX_BATCH_BYTES",
@@ -898,8 +896,7 @@ const std::vector<Setting>& settings() {
                  require(p, c.fanout.max_batch_bytes > 0, "fanout.max_batch_bytes must be > 0");
              },
          .rule = "> 0",
-         .doc = "Payload bytes copied to a child in one batch.",
-         .inert = kNoFanout},
+         .doc = "Payload bytes copied to a child in one batch."},
         {.key = "fanout.linger_ms",
          .env = "NARAD_FANOUT_LINGER_MS",
          .bind = NARAD_FIELD(fanout.linger_ms),
@@ -908,8 +905,7 @@ const std::vector<Setting>& settings() {
                  require(p, c.fanout.linger_ms >= 0, "fanout.linger_ms must be >= 0");
              },
          .rule = ">= 0",
-         .doc = "How long a partly filled batch waits for more records.",
-         .inert = kNoFanout},
+         .doc = "How long a partly filled batch waits for more records."},
         // log
         {.key = "log.level",
          .env = "NARAD_LOG_LEVEL",

@@ -22,8 +22,10 @@
 #include "base/periodic.h"
 #include "base/url.h"
 #include "cluster/placement.h"
+#include "fanout/engine.h"
 #include "io/file_system.h"
 #include "move/handoff.h"
+#include "move/marker.h"
 #include "move/runner.h"
 #include "net/http_server.h"
 #include "net/peer_pool.h"
@@ -244,6 +246,7 @@ class Node::Impl {
         logs_->set_append_listener(
             [this](const std::string& topic, PartitionId partition, Offset hwm) {
                 consume_->on_append(topic, partition, hwm);
+                if (fanout_) fanout_->on_append(topic, partition);
             });
         watch_id_ = store_->watch([this](const meta::MetaSnapshot& snapshot) {
             follow_own_record(*snapshot);
@@ -269,6 +272,7 @@ class Node::Impl {
         dispatcher_ = std::make_unique<wal::Dispatcher>(clock_, *wal_, *routing_committer_,
                                                         dispatcher_options);
         produce_ = std::make_unique<wal::ProduceService>(clock_, *store_, *wal_, liveness_.get());
+        build_fanout();
 
         meta::TopicPolicy policy;
         policy.default_partitions = config_.topic.default_partitions;
@@ -323,6 +327,7 @@ class Node::Impl {
             .audit = audit_.get(),
             .etcd_store = &cluster_->store(),
             .produce_gate = &produce_gate_,
+            .fanout = fanout_.get(),
         });
         // Each head is screened before its body is read: credentials first (with security on),
         // then the in-flight caps, which count per user once the screen has named one.
@@ -371,6 +376,7 @@ class Node::Impl {
         consume_->start();
         wal_->start();
         dispatcher_->start();
+        fanout_->start();
         maintenance_->start();
         if (config_.security.enabled) start_root_seeding();
         runner_->start();
@@ -421,6 +427,7 @@ class Node::Impl {
         if (routing_pool_) routing_pool_->stop();
         if (commit_pool_) commit_pool_->stop();
         if (move_pool_) move_pool_->stop();
+        if (fanout_) fanout_->stop();
         if (dispatcher_) dispatcher_->stop();
         if (wal_) wal_->stop();
         if (offsets_) offsets_->stop();
@@ -519,6 +526,47 @@ class Node::Impl {
             });
             if (!queued) NARAD_LOG_WARN("purge of deleted topic {} not queued", gone);
         }
+    }
+
+    // The fan-out engine (docs/fanout.md): links run for the parent partitions owned here, and
+    // copies go through the routing committer like any commit, to wherever the child partition
+    // lives.
+    void build_fanout() {
+        class Routed final : public fanout::ChildCommitter {
+          public:
+            explicit Routed(wal::PartitionCommitter& committer) : committer_(committer) {}
+            Status commit(const std::string& topic, const std::string& incarnation,
+                          PartitionId partition,
+                          std::span<const storage::Record> records) override {
+                return committer_.commit(topic, incarnation, partition, records);
+            }
+
+          private:
+            wal::PartitionCommitter& committer_;
+        };
+        fanout_committer_ = std::make_unique<Routed>(*routing_committer_);
+        fanout::FanoutOptions options;
+        options.max_batch_records = static_cast<uint32_t>(config_.fanout.max_batch_records);
+        options.max_batch_bytes = static_cast<uint64_t>(config_.fanout.max_batch_bytes);
+        options.linger = Millis(config_.fanout.linger_ms);
+        options.owns = [this](const meta::MetaState& state, std::string_view topic,
+                              PartitionId partition) {
+            const meta::Assignment* assignment = state.find_assignment(topic, partition);
+            return assignment == nullptr ? state.members.empty()
+                                         : assignment->owner.value() == config_.cluster.node_id;
+        };
+        options.installed_links = [this](std::string_view topic, PartitionId partition) {
+            std::vector<fanout::LinkRef> links;
+            auto marker = move::read_marker(fs_, logs_->partition_directory(topic, partition));
+            if (marker.is_ok()) {
+                for (const move::ChildLink& link : marker->children) {
+                    links.push_back({link.child, link.attach_epoch});
+                }
+            }
+            return links;
+        };
+        fanout_ = std::make_unique<fanout::FanoutEngine>(clock_, fs_, *store_, *logs_,
+                                                         *fanout_committer_, std::move(options));
     }
 
     // Cluster routing (net/peer_pool, wal/routing_committer, wal/owner_liveness): calls for
@@ -850,6 +898,8 @@ class Node::Impl {
     std::unique_ptr<PeriodicTask> root_seeding_;  // until the cluster has its root user
     std::atomic<bool> root_seeded_{false};
     std::unique_ptr<wal::Dispatcher> dispatcher_;
+    std::unique_ptr<fanout::ChildCommitter> fanout_committer_;
+    std::unique_ptr<fanout::FanoutEngine> fanout_;
     std::unique_ptr<wal::ProduceService> produce_;
     std::unique_ptr<meta::TopicFrontend> topics_;
     std::unique_ptr<ThreadPool> blocking_;

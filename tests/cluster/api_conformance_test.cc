@@ -837,7 +837,7 @@ TEST_F(ApiConformanceTest, RoutingAndClusterRoutes) {
     EXPECT_EQ(members["members"][0]["status"], "alive");
     EXPECT_EQ(json::parse(call("GET", "/v1/cluster/moves").body)["moves"].size(), 0u);
     EXPECT_EQ(call("POST", "/v1/cluster/members/other/decommission").status, 404);
-    EXPECT_EQ(call("POST", "/v1/topics/x/children", R"({"child":"y"})").status, 501);
+    EXPECT_EQ(call("POST", "/v1/topics/x/children", R"({"child":"y"})").status, 404);
 }
 
 // Rule: garbage in bodies, paths and parameters never crashes the node nor causes a 5xx.
