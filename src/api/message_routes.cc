@@ -268,11 +268,11 @@ const AckMeaning& meaning(AckAction action) {
 
 // One ack, extend or nack; ok or the response to send.
 Status settle_one(ApiContext& context, const std::string& topic, std::string_view handle_text,
-                  AckAction action) {
+                  AckAction action, std::string_view reason = {}) {
     auto handle = parse_receipt_handle(handle_text);
     if (!handle) return Status(Errc::invalid_argument, "receipt handle is malformed");
     return context.consume.settle(topic, handle->partition, handle->offset, handle->lease_id,
-                                  meaning(action).settle);
+                                  meaning(action).settle, reason);
 }
 
 // The result of one handle of a batch ack.
@@ -444,7 +444,8 @@ void handle_ack(ApiContext& context, net::HttpRequest request, const std::string
             });
         }
     }
-    Status status = settle_one(context, topic, parsed->receipt_handle, parsed->action);
+    Status status =
+        settle_one(context, topic, parsed->receipt_handle, parsed->action, parsed->reason);
     if (!status.is_ok())
         return respond(domain_error_response(status, meaning(parsed->action).operation));
     respond(empty_response(204));

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/duration.h"
+#include "queue/partition_queue.h"
 
 namespace narad::api {
 
@@ -186,6 +187,7 @@ struct AckQuery {
     std::optional<std::string> handle;
     std::optional<std::string> extend;
     bool extend_invalid = false;
+    std::string reason;
 };
 
 Result<AckQuery> scan_ack_query(std::string_view raw_query) {
@@ -204,6 +206,11 @@ Result<AckQuery> scan_ack_query(std::string_view raw_query) {
                              : query_unescape(piece.value);
             if (!value) query.extend_invalid = true;
             query.extend = value.value_or("");
+        } else if (name == "reason" && query.reason.empty()) {
+            std::string bad;
+            auto value = query_unescape(piece.value, &bad);
+            if (!value) return escape_error("invalid reason: ", bad);
+            query.reason = std::move(*value);
         }
     }
     return query;
@@ -223,6 +230,13 @@ Result<AckParams> parse_ack_params(std::string_view raw_query) {
     AckParams params;
     params.receipt_handle = std::move(*query.handle);
     NARAD_ASSIGN_OR_RETURN(params.action, ack_action(query));
+    if (!query.reason.empty() && params.action != AckAction::nack) {
+        return Status(Errc::invalid_argument, "reason requires extend=0 (a nack)");
+    }
+    if (query.reason.size() > queue::kMaxNackReasonBytes) {
+        return Status(Errc::invalid_argument, "reason is longer than 256 bytes");
+    }
+    params.reason = std::move(query.reason);
     return params;
 }
 

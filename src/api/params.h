@@ -46,6 +46,7 @@ enum class AckAction { ack, extend, nack };
 struct AckParams {
     std::string receipt_handle;
     AckAction action = AckAction::ack;
+    std::string reason;  // ours: a nack's reason, kept with the message's dead letter
 };
 Result<AckParams> parse_ack_params(std::string_view raw_query);
 // Only the `extend` of an ack's query (a batch ack's handles are in its body).

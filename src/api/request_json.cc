@@ -284,6 +284,10 @@ Result<meta::CreateTopicRequest> decode_create_topic(std::string_view body) {
             NARAD_RETURN_IF_ERROR(read_string(value, go, key, request.parent));
         } else if (key == "fanout_delay_ms") {
             NARAD_RETURN_IF_ERROR(read_int(value, go, key, request.fanout_delay_ms));
+        } else if (key == "max_deliveries") {
+            NARAD_RETURN_IF_ERROR(read_int(value, go, key, request.max_deliveries));
+        } else if (key == "dead_letter_topic") {
+            NARAD_RETURN_IF_ERROR(read_string(value, go, key, request.dead_letter_topic));
         } else if (key == "owner") {
             // Accepted and discarded: the owner is always the authenticated caller.
         } else {
@@ -313,6 +317,12 @@ Result<meta::UpdateTopicRequest> decode_update_topic(std::string_view body) {
             NARAD_ASSIGN_OR_RETURN(request.schema, raw_schema(body));
         } else if (key == "schema_base_version") {
             NARAD_RETURN_IF_ERROR(read_optional_int(value, go, key, request.schema_base_version));
+        } else if (key == "max_deliveries") {
+            NARAD_RETURN_IF_ERROR(read_optional_int(value, go, key, request.max_deliveries));
+        } else if (key == "dead_letter_topic") {
+            std::string topic;
+            NARAD_RETURN_IF_ERROR(read_string(value, go, key, topic));
+            request.dead_letter_topic = std::move(topic);
         } else {
             return unknown_field(key);
         }

@@ -55,6 +55,10 @@ void append_topic_fields(std::string& out, const meta::Topic& topic, RoleField r
     if (!topic.parent.empty()) string_field(out, "parent", topic.parent);
     if (!topic.attach_epoch.empty()) string_field(out, "attach_epoch", topic.attach_epoch);
     if (topic.fanout_delay_ms != 0) number_field(out, "fanout_delay_ms", topic.fanout_delay_ms);
+    if (topic.max_deliveries != 0) {
+        number_field(out, "max_deliveries", topic.max_deliveries);
+        string_field(out, "dead_letter_topic", topic.dead_letter_topic);
+    }
     if (schema == SchemaFields::include) {
         number_field(out, "schema_version", topic.schema_version());
         if (!topic.schema().empty()) {

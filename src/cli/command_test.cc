@@ -146,6 +146,123 @@ TEST(Commands, TopicAddDelayNeedsParent) {
               "{\"fanout_delay_ms\":60000,\"name\":\"c\",\"parent\":\"p\"}");
 }
 
+// Rule: `topic attach <parent> <child>` POSTs {"child"} to the parent's children, with delay_ms
+// only for a --delay above zero, and prints the parent the node answers, pretty.
+TEST(Commands, TopicAttachPostsTheChildAndPrintsTheParent) {
+    Cli cli;
+    cli.api.answer(200, R"({"name":"orders","role":"parent","children":["audit"]})");
+    EXPECT_EQ(cli.run({"topic", "attach", "orders", "audit", "--delay", "1m30s"}), 0) << cli.err();
+    ASSERT_EQ(cli.api.calls.size(), 1u);
+    EXPECT_EQ(cli.api.calls[0].method, "POST");
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/topics/orders/children");
+    EXPECT_EQ(cli.api.calls[0].content_type, "application/json");
+    EXPECT_EQ(cli.api.calls[0].body, R"({"child":"audit","delay_ms":90000})");
+    EXPECT_EQ(cli.out(),
+              "{\n  \"name\": \"orders\",\n  \"role\": \"parent\",\n  \"children\": [\n"
+              "    \"audit\"\n  ]\n}\n");
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topics", "attach", "orders", "audit", "--delay", "0s"}), 0);
+    EXPECT_EQ(cli.api.calls.back().body, R"({"child":"audit"})");
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topic", "attach", "a b", "audit"}), 0);
+    EXPECT_EQ(cli.api.calls.back().target, "/v1/topics/a%20b/children");
+    EXPECT_EQ(cli.api.calls.back().body, R"({"child":"audit"})");
+
+    const size_t sent = cli.api.calls.size();
+    EXPECT_EQ(cli.run({"topic", "attach", "orders"}), 1);
+    EXPECT_EQ(cli.err(), "narad: accepts 2 arg(s), received 1\n");
+    EXPECT_EQ(cli.run({"topic", "attach", "orders", "audit", "--delay", "soon"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: invalid argument \"soon\" for \"--delay\" flag: time: invalid duration "
+              "\"soon\"\n");
+    EXPECT_EQ(cli.api.calls.size(), sent);
+    cli.api.answer(409, R"({"error":"\"audit\" is already a child of \"orders\""})");
+    EXPECT_EQ(cli.run({"topic", "attach", "orders", "audit"}), 1);
+    EXPECT_EQ(cli.err(), "narad: http 409: \"audit\" is already a child of \"orders\"\n");
+}
+
+// Rule: `topic detach <parent> <child>` DELETEs /v1/topics/{parent}/children/{child} (both
+// escaped), prints nothing on 204 and fails with the node's error otherwise.
+TEST(Commands, TopicDetachDeletesTheLinkSilently) {
+    Cli cli;
+    cli.api.answer(204);
+    EXPECT_EQ(cli.run({"topic", "detach", "orders", "audit"}), 0) << cli.err();
+    ASSERT_EQ(cli.api.calls.size(), 1u);
+    EXPECT_EQ(cli.api.calls[0].method, "DELETE");
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/topics/orders/children/audit");
+    EXPECT_EQ(cli.api.calls[0].body, "");
+    EXPECT_EQ(cli.out(), "");
+    EXPECT_EQ(cli.err(), "");
+    cli.api.answer(204);
+    EXPECT_EQ(cli.run({"topic", "detach", "a b", "c d"}), 0);
+    EXPECT_EQ(cli.api.calls.back().target, "/v1/topics/a%20b/children/c%20d");
+    cli.api.answer(404, R"({"error":"\"x\" is not attached to \"orders\""})");
+    EXPECT_EQ(cli.run({"topic", "detach", "orders", "x"}), 1);
+    EXPECT_EQ(cli.err(), "narad: http 404: \"x\" is not attached to \"orders\"\n");
+    EXPECT_EQ(cli.run({"topic", "detach", "orders", "x", "y"}), 1);
+    EXPECT_EQ(cli.err(), "narad: accepts 2 arg(s), received 3\n");
+}
+
+// Rule: `topic children <parent>` GETs the parent's children and prints the answer as the node
+// sent it, indented (Go's json.Indent: key order kept).
+TEST(Commands, TopicChildrenPrintsTheListPretty) {
+    Cli cli;
+    cli.api.answer(200, R"({"parent":"orders","children":[{"name":"audit","delay_ms":0,)"
+                        R"("lag_messages":12,"lag_complete":true}]})");
+    EXPECT_EQ(cli.run({"topic", "children", "orders"}), 0) << cli.err();
+    ASSERT_EQ(cli.api.calls.size(), 1u);
+    EXPECT_EQ(cli.api.calls[0].method, "GET");
+    EXPECT_EQ(cli.api.calls[0].target, "/v1/topics/orders/children");
+    EXPECT_EQ(cli.out(),
+              "{\n"
+              "  \"parent\": \"orders\",\n"
+              "  \"children\": [\n"
+              "    {\n"
+              "      \"name\": \"audit\",\n"
+              "      \"delay_ms\": 0,\n"
+              "      \"lag_messages\": 12,\n"
+              "      \"lag_complete\": true\n"
+              "    }\n"
+              "  ]\n"
+              "}\n");
+    EXPECT_EQ(cli.run({"topic", "children"}), 1);
+    EXPECT_EQ(cli.err(), "narad: accepts 1 arg(s), received 0\n");
+}
+
+// Rule: --max-deliveries and --dead-letter (ours) go into the create and PATCH bodies as
+// max_deliveries and dead_letter_topic exactly when given (a 0 or an empty name included), and
+// never otherwise.
+TEST(Commands, TopicDeadLetterFlagsAreSentOnlyWhenGiven) {
+    Cli cli;
+    cli.api.answer(201, "{}");
+    EXPECT_EQ(cli.run({"topic", "add", "t"}), 0) << cli.err();
+    EXPECT_EQ(cli.api.calls.back().body, R"({"name":"t"})");
+    cli.api.answer(201, "{}");
+    EXPECT_EQ(cli.run({"topic", "add", "t", "--max-deliveries", "5", "--dead-letter", "t-dead"}), 0)
+        << cli.err();
+    EXPECT_EQ(cli.api.calls.back().body,
+              R"({"dead_letter_topic":"t-dead","max_deliveries":5,"name":"t"})");
+    cli.api.answer(201, "{}");
+    EXPECT_EQ(cli.run({"topic", "add", "c", "--parent", "p", "--max-deliveries", "0"}), 0);
+    EXPECT_EQ(cli.api.calls.back().body, R"({"max_deliveries":0,"name":"c","parent":"p"})");
+
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--dead-letter", ""}), 0) << cli.err();
+    EXPECT_EQ(cli.api.calls.back().method, "PATCH");
+    EXPECT_EQ(cli.api.calls.back().target, "/v1/topics/t");
+    EXPECT_EQ(cli.api.calls.back().body, R"({"dead_letter_topic":""})");
+    cli.api.answer(200, "{}");
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--max-deliveries", "3", "--retention", "2h"}), 0);
+    EXPECT_EQ(cli.api.calls.back().body, R"({"max_deliveries":3,"retention_ms":7200000})");
+
+    const size_t sent = cli.api.calls.size();
+    EXPECT_EQ(cli.run({"topic", "edit", "t", "--max-deliveries", "x"}), 1);
+    EXPECT_EQ(cli.err(),
+              "narad: invalid argument \"x\" for \"--max-deliveries\" flag: strconv.ParseInt: "
+              "parsing \"x\": invalid syntax\n");
+    EXPECT_EQ(cli.api.calls.size(), sent);
+}
+
 // Rule: `topic edit` refuses an empty change and --visibility (never sent), and PATCHes the rest.
 TEST(Commands, TopicEditRefusesVisibilityAndEmptyChange) {
     Cli cli;

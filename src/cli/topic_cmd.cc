@@ -1,5 +1,6 @@
 // `narad topic add|ls|info|edit|schema|rm|attach|detach|children` (alias `topics`): topic lifecycle
-// with human units. Durations are sent as milliseconds and only when > 0, as in the Go CLI.
+// with human units. Durations are sent as milliseconds and only when > 0, as in the Go CLI; the
+// dead-letter flags (ours) are sent whenever they are given.
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -24,6 +25,8 @@ struct TopicFlags {
     int64_t delay_ns = 0;
     int64_t max_in_flight = 0;
     int64_t max_acked_ahead = 0;
+    int64_t max_deliveries = 0;  // sent only when given (cmd->count)
+    std::string dead_letter;     // sent only when given, even empty
     bool json = false;
     bool force = false;
     std::string schema;  // inline JSON, @file, or - for standard input
@@ -53,6 +56,21 @@ Result<std::string> read_schema_flag(const std::string& value, std::istream& in)
         return Status(Errc::invalid_argument, "--schema is not valid JSON");
     }
     return text;
+}
+
+// --max-deliveries and --dead-letter (ours; Narad has no such flags): declared on `add` and `edit`.
+void add_dead_letter_flags(CommandTree& tree, CLI::App* cmd, TopicFlags& f) {
+    tree.add_int(cmd, "max-deliveries", &f.max_deliveries,
+                 "deliveries of a message before it goes to the dead-letter topic");
+    cmd->add_option("--dead-letter", f.dead_letter,
+                    "topic that receives messages delivered --max-deliveries times");
+}
+
+// Adds the dead-letter fields to `body`, each only when its flag is on the command line, so the
+// node keeps its own value (or default) for the other.
+void put_dead_letter_fields(const CLI::App& cmd, const TopicFlags& f, nlohmann::json& body) {
+    if (cmd.count("--max-deliveries") > 0) body["max_deliveries"] = f.max_deliveries;
+    if (cmd.count("--dead-letter") > 0) body["dead_letter_topic"] = f.dead_letter;
 }
 
 // Sends `body`, with the --schema document (if given) added verbatim, and prints the answer.
@@ -86,14 +104,16 @@ void add_topic_add(CommandTree& tree, CLI::App* topic) {
     tree.add_int(cmd, "max-acked-ahead", &f->max_acked_ahead, "per-partition out-of-order ack cap");
     cmd->add_option("--schema", f->schema,
                     "JSON Schema every payload must match: inline, @file, or - (stdin)");
+    add_dead_letter_flags(tree, cmd, *f);
     CommandEnv& env = tree.env();
-    tree.set_action(cmd, f, ArgRule::exact(1), [f, &env]() -> Status {
+    tree.set_action(cmd, f, ArgRule::exact(1), [f, cmd, &env]() -> Status {
         nlohmann::json body = {{"name", f->args[0]}};
         if (f->partitions > 0) body["partitions"] = f->partitions;
         if (f->retention_ns > 0) body["retention_ms"] = f->retention_ns / kNanosPerMilli;
         if (f->visibility_ns > 0) body["visibility_timeout_ms"] = f->visibility_ns / kNanosPerMilli;
         if (f->max_in_flight > 0) body["max_in_flight_per_partition"] = f->max_in_flight;
         if (f->max_acked_ahead > 0) body["max_acked_ahead_per_partition"] = f->max_acked_ahead;
+        put_dead_letter_fields(*cmd, *f, body);
         if (!f->parent.empty()) {
             body["parent"] = f->parent;
             if (f->delay_ns > 0) body["fanout_delay_ms"] = f->delay_ns / kNanosPerMilli;
@@ -165,6 +185,7 @@ void add_topic_edit(CommandTree& tree, CLI::App* topic) {
                     "a new schema version (a widening of the current one): inline, @file, or -");
     tree.add_int(cmd, "schema-base-version", &f->schema_base_version,
                  "apply --schema only while this is the current version (0 = any)");
+    add_dead_letter_flags(tree, cmd, *f);
     CommandEnv& env = tree.env();
     tree.set_action(cmd, f, ArgRule::exact(1), [f, cmd, &env]() -> Status {
         // Deliberate deviation from Go, which sent the field and got a 400 back.
@@ -178,6 +199,7 @@ void add_topic_edit(CommandTree& tree, CLI::App* topic) {
         if (f->partitions > 0) body["partitions"] = f->partitions;
         if (f->max_in_flight > 0) body["max_in_flight_per_partition"] = f->max_in_flight;
         if (f->max_acked_ahead > 0) body["max_acked_ahead_per_partition"] = f->max_acked_ahead;
+        put_dead_letter_fields(*cmd, *f, body);
         if (f->schema_base_version > 0) {
             if (f->schema.empty()) {
                 return Status(Errc::invalid_argument, "--schema-base-version requires --schema");

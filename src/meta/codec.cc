@@ -29,6 +29,10 @@ json topic_to_json(const Topic& topic) {
         {"fanout_delay_ms", topic.fanout_delay_ms},
         {"schema_versions", topic.schema_versions},
     };
+    if (topic.max_deliveries != 0) {
+        j["max_deliveries"] = topic.max_deliveries;
+        j["dead_letter_topic"] = topic.dead_letter_topic;
+    }
     return j;
 }
 
@@ -56,6 +60,8 @@ Result<Topic> topic_from_json(const json& j) {
         topic.parent = j.value("parent", "");
         topic.attach_epoch = j.value("attach_epoch", "");
         topic.fanout_delay_ms = j.value("fanout_delay_ms", int64_t{0});
+        topic.max_deliveries = j.value("max_deliveries", int64_t{0});
+        topic.dead_letter_topic = j.value("dead_letter_topic", "");
         // Records written before histories were kept hold the current schema only: version 1.
         topic.schema_versions = j.value("schema_versions", std::vector<std::string>{});
         if (topic.schema_versions.empty()) {

@@ -35,6 +35,10 @@ struct Topic {
     std::string parent;                 // child only
     std::string attach_epoch;           // child only
     int64_t fanout_delay_ms = 0;        // child only
+    // Dead letters (ours): a message delivered this many times without an ack goes to
+    // dead_letter_topic (0: never).
+    int64_t max_deliveries = 0;
+    std::string dead_letter_topic;
     // Every version of the JSON Schema (compact JSON text), oldest first: version n is
     // schema_versions[n - 1], and the current one is the last. A history only grows while the
     // topic lives.

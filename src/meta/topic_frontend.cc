@@ -94,6 +94,30 @@ Status check_delay_buffered(int64_t delay_ms, int64_t parent_retention_ms,
     return Status::ok();
 }
 
+// The dead-letter settings of `topic` as it would be stored, against `state`.
+Status check_dead_letter(const MetaState& state, const Topic& topic) {
+    if (topic.max_deliveries < 0) return invalid("max_deliveries must be >= 0 (0 = off)");
+    if (topic.max_deliveries > kMaxDeliveriesLimit) {
+        return invalid("max_deliveries (" + std::to_string(topic.max_deliveries) +
+                       ") exceeds the maximum of " + std::to_string(kMaxDeliveriesLimit));
+    }
+    if (topic.max_deliveries > 0 && topic.dead_letter_topic.empty()) {
+        return invalid("max_deliveries requires dead_letter_topic");
+    }
+    if (topic.max_deliveries == 0 && !topic.dead_letter_topic.empty()) {
+        return invalid("dead_letter_topic requires max_deliveries");
+    }
+    if (topic.dead_letter_topic.empty()) return Status::ok();
+    if (topic.dead_letter_topic == topic.name) {
+        return invalid("a topic cannot be its own dead_letter_topic");
+    }
+    NARAD_RETURN_IF_ERROR(check_name(topic.dead_letter_topic));
+    if (state.find_topic(topic.dead_letter_topic) == nullptr) {
+        return invalid("dead_letter_topic \"" + topic.dead_letter_topic + "\" does not exist");
+    }
+    return Status::ok();
+}
+
 Status role_conflict(const std::string& detail) {
     return Status(Errc::conflict, "fan-out role conflict: " + detail);
 }
@@ -198,6 +222,9 @@ Result<Topic> TopicFrontend::create(CreateTopicRequest request) {
         defaulted(request.max_acked_ahead_per_partition, policy_.default_max_acked_ahead,
                   "max_acked_ahead_per_partition"));
     meta::MetaSnapshot existing = store_.snapshot();
+    topic.max_deliveries = request.max_deliveries;
+    topic.dead_letter_topic = request.dead_letter_topic;
+    NARAD_RETURN_IF_ERROR(check_dead_letter(*existing, topic));
     if (schema_present(request.schema)) {
         auto compact = register_schema(*request.schema);
         if (!compact.is_ok()) return invalid(compact.status().message());
@@ -310,7 +337,8 @@ Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
     auto bad = [](const char* message) { return Status(Errc::invalid_argument, message); };
     if (request.partitions < 0) return bad("partitions must be > 0");
     if (request.partitions == 0 && !request.retention_ms && !request.max_in_flight_per_partition &&
-        !request.max_acked_ahead_per_partition && !request.schema && !request.schema_base_version) {
+        !request.max_acked_ahead_per_partition && !request.schema && !request.schema_base_version &&
+        !request.max_deliveries && !request.dead_letter_topic) {
         return bad(
             "at least one of partitions, retention_ms, max_*_per_partition, or schema is required");
     }
@@ -364,6 +392,15 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
         int64_t v = *request.max_acked_ahead_per_partition;
         topic.max_acked_ahead_per_partition = v == 0 ? policy_.default_max_acked_ahead : v;
     }
+    if (request.max_deliveries || request.dead_letter_topic) {
+        if (request.max_deliveries) topic.max_deliveries = *request.max_deliveries;
+        if (request.dead_letter_topic) {
+            topic.dead_letter_topic = *request.dead_letter_topic;
+        } else if (topic.max_deliveries == 0) {
+            topic.dead_letter_topic.clear();  // max_deliveries 0 alone turns dead letters off
+        }
+        NARAD_RETURN_IF_ERROR(check_dead_letter(*snapshot, topic));
+    }
     if (request.partitions != 0) {
         if (request.partitions > policy_.max_partitions) {
             return invalid("partitions (" + std::to_string(request.partitions) +
@@ -405,7 +442,8 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
             NARAD_RETURN_IF_ERROR(check_schema_budget(*snapshot, topic, compact->size()));
             topic.add_schema_version(std::move(*compact));
         } else if (request.partitions == 0 && !request.retention_ms &&
-                   !request.max_in_flight_per_partition && !request.max_acked_ahead_per_partition) {
+                   !request.max_in_flight_per_partition && !request.max_acked_ahead_per_partition &&
+                   !request.max_deliveries && !request.dead_letter_topic) {
             return *current;  // nothing to write
         }
     }

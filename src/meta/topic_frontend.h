@@ -29,6 +29,7 @@ struct TopicPolicy {
 
 inline constexpr int64_t kMinRetentionMs = 3'600'000;
 inline constexpr int64_t kMaxFanoutDelayMs = 31'536'000'000;
+inline constexpr int64_t kMaxDeliveriesLimit = 1000;
 
 // A create request as decoded from JSON; 0 means "use the default", except for retention_ms, where
 // absent takes the default and 0 keeps messages forever (Narad 3.2).
@@ -42,6 +43,8 @@ struct CreateTopicRequest {
     std::optional<std::string> schema;  // JSON text; nullopt or "null" for none
     std::string parent;
     int64_t fanout_delay_ms = 0;
+    int64_t max_deliveries = 0;  // ours: 0 = no dead letters
+    std::string dead_letter_topic;
     std::string owner;  // the authenticated user; empty with security off
 };
 
@@ -54,6 +57,8 @@ struct UpdateTopicRequest {
     std::optional<std::string> schema;  // JSON text; "null" is refused (schemas only widen)
     // Applies the schema only while the current version is exactly this one (409 otherwise).
     std::optional<int64_t> schema_base_version;
+    std::optional<int64_t> max_deliveries;  // ours
+    std::optional<std::string> dead_letter_topic;
 };
 
 // Chooses the owners of `count` new partitions of `topic` (numbered from `first`), from a view of

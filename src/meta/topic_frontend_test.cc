@@ -330,5 +330,33 @@ TEST_F(TopicFrontendTest, ParentUpdatesRespectChildren) {
     EXPECT_EQ(frontend_.update("c", {.schema = R"({"type":"object"})"}).code(), Errc::conflict);
 }
 
+// Rule: the dead-letter settings are checked on create and PATCH (both or neither, an existing
+// other topic, at most 1000 deliveries), and max_deliveries 0 alone turns them off.
+TEST_F(TopicFrontendTest, DeadLetterSettings) {
+    ASSERT_TRUE(frontend_.create({.name = "dlq"}).is_ok());
+    EXPECT_EQ(create_error({.name = "t", .max_deliveries = 3}),
+              "invalid argument: max_deliveries requires dead_letter_topic");
+    EXPECT_EQ(create_error({.name = "t", .dead_letter_topic = "dlq"}),
+              "invalid argument: dead_letter_topic requires max_deliveries");
+    EXPECT_EQ(create_error({.name = "t", .max_deliveries = 3, .dead_letter_topic = "ghost"}),
+              "invalid argument: dead_letter_topic \"ghost\" does not exist");
+    EXPECT_EQ(create_error({.name = "t", .max_deliveries = 3, .dead_letter_topic = "t"}),
+              "invalid argument: a topic cannot be its own dead_letter_topic");
+    EXPECT_EQ(create_error({.name = "t", .max_deliveries = 1001, .dead_letter_topic = "dlq"}),
+              "invalid argument: max_deliveries (1001) exceeds the maximum of 1000");
+    EXPECT_EQ(store_->snapshot()->find_topic("t"), nullptr);
+    auto created = frontend_.create({.name = "t", .max_deliveries = 3, .dead_letter_topic = "dlq"});
+    ASSERT_TRUE(created.is_ok()) << created.status().to_string();
+    EXPECT_EQ(created->max_deliveries, 3);
+    auto raised = frontend_.update("t", {.max_deliveries = 5});
+    ASSERT_TRUE(raised.is_ok());
+    EXPECT_EQ(raised->dead_letter_topic, "dlq");
+    auto off = frontend_.update("t", {.max_deliveries = 0});
+    ASSERT_TRUE(off.is_ok());
+    EXPECT_EQ(off->max_deliveries, 0);
+    EXPECT_TRUE(off->dead_letter_topic.empty());
+    EXPECT_EQ(frontend_.update("t", {.dead_letter_topic = "dlq"}).code(), Errc::invalid_argument);
+}
+
 }  // namespace
 }  // namespace narad::meta

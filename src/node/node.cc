@@ -33,6 +33,7 @@
 #include "node/power_cut.h"
 #include "node/root_admin.h"
 #include "node/topic_backend.h"
+#include "queue/dead_letter.h"
 #include "queue/offset_committer.h"
 #include "wal/dispatcher.h"
 #include "wal/local_committer.h"
@@ -377,6 +378,7 @@ class Node::Impl {
         wal_->start();
         dispatcher_->start();
         fanout_->start();
+        dead_letter_task_->start();
         maintenance_->start();
         if (config_.security.enabled) start_root_seeding();
         runner_->start();
@@ -414,6 +416,7 @@ class Node::Impl {
         shutting_down_ = true;
         ready_ = false;
         // Answer parked long-polls first so the HTTP server can drain within its grace period.
+        if (dead_letter_task_) dead_letter_task_->stop();
         if (consume_) consume_->stop();
         if (runner_) runner_->stop();
         if (server_) server_->stop();
@@ -531,20 +534,26 @@ class Node::Impl {
     // The fan-out engine (docs/fanout.md): links run for the parent partitions owned here, and
     // copies go through the routing committer like any commit, to wherever the child partition
     // lives.
-    void build_fanout() {
-        class Routed final : public fanout::ChildCommitter {
-          public:
-            explicit Routed(wal::PartitionCommitter& committer) : committer_(committer) {}
-            Status commit(const std::string& topic, const std::string& incarnation,
-                          PartitionId partition,
-                          std::span<const storage::Record> records) override {
-                return committer_.commit(topic, incarnation, partition, records);
-            }
+    // Fan-out copies and dead letters are commits to wherever the target partition lives: the
+    // routing committer serves both.
+    class RoutedCommits final : public fanout::ChildCommitter, public queue::DeadLetterSink {
+      public:
+        explicit RoutedCommits(wal::PartitionCommitter& committer) : committer_(committer) {}
+        Status commit(const std::string& topic, const std::string& incarnation,
+                      PartitionId partition, std::span<const storage::Record> records) override {
+            return committer_.commit(topic, incarnation, partition, records);
+        }
 
-          private:
-            wal::PartitionCommitter& committer_;
-        };
-        fanout_committer_ = std::make_unique<Routed>(*routing_committer_);
+      private:
+        wal::PartitionCommitter& committer_;
+    };
+
+    void build_fanout() {
+        routed_commits_ = std::make_unique<RoutedCommits>(*routing_committer_);
+        dead_letterer_ =
+            std::make_unique<queue::DeadLetterer>(clock_, *store_, *consume_, *routed_commits_);
+        dead_letter_task_ = std::make_unique<PeriodicTask>(
+            "narad-deadletter", Millis(200), [this] { (void)dead_letterer_->run_once(); });
         fanout::FanoutOptions options;
         options.max_batch_records = static_cast<uint32_t>(config_.fanout.max_batch_records);
         options.max_batch_bytes = static_cast<uint64_t>(config_.fanout.max_batch_bytes);
@@ -566,7 +575,7 @@ class Node::Impl {
             return links;
         };
         fanout_ = std::make_unique<fanout::FanoutEngine>(clock_, fs_, *store_, *logs_,
-                                                         *fanout_committer_, std::move(options));
+                                                         *routed_commits_, std::move(options));
     }
 
     // Cluster routing (net/peer_pool, wal/routing_committer, wal/owner_liveness): calls for
@@ -898,8 +907,10 @@ class Node::Impl {
     std::unique_ptr<PeriodicTask> root_seeding_;  // until the cluster has its root user
     std::atomic<bool> root_seeded_{false};
     std::unique_ptr<wal::Dispatcher> dispatcher_;
-    std::unique_ptr<fanout::ChildCommitter> fanout_committer_;
+    std::unique_ptr<RoutedCommits> routed_commits_;
     std::unique_ptr<fanout::FanoutEngine> fanout_;
+    std::unique_ptr<queue::DeadLetterer> dead_letterer_;
+    std::unique_ptr<PeriodicTask> dead_letter_task_;
     std::unique_ptr<wal::ProduceService> produce_;
     std::unique_ptr<meta::TopicFrontend> topics_;
     std::unique_ptr<ThreadPool> blocking_;

@@ -19,6 +19,7 @@ QueueLimits limits_of(const meta::Topic& topic) {
     limits.visibility_timeout = Millis(topic.visibility_timeout_ms);
     limits.max_in_flight = static_cast<uint32_t>(topic.max_in_flight_per_partition);
     limits.max_acked_ahead = static_cast<uint32_t>(topic.max_acked_ahead_per_partition);
+    limits.max_deliveries = static_cast<uint32_t>(std::max<int64_t>(topic.max_deliveries, 0));
     return limits;
 }
 
@@ -120,7 +121,7 @@ class ConsumeService::Impl {
     }
 
     Status settle(std::string_view topic, PartitionId partition, Offset offset, uint64_t lease_id,
-                  Settle kind) {
+                  Settle kind, std::string_view reason) {
         meta::MetaSnapshot record_view = store_.snapshot();
         const meta::Topic* record = record_view->find_topic(topic);
         if (record == nullptr) return Status(Errc::not_found, "topic not found");
@@ -145,7 +146,7 @@ class ConsumeService::Impl {
                 break;
             }
             case Settle::nack:
-                status = queue->nack(offset, lease_id);
+                status = queue->nack(offset, lease_id, reason);
                 if (status.is_ok()) metrics_.nacked.with({std::string(topic)}).inc();
                 break;
         }
@@ -153,6 +154,30 @@ class ConsumeService::Impl {
         if (status.is_ok() && kind == Settle::nack) wake(std::string(topic), 1);
         if (status.is_ok() && kind == Settle::ack && capped) wake(std::string(topic), kWakeAll);
         return status;
+    }
+
+    std::vector<ExhaustedMessage> exhausted() {
+        std::vector<std::pair<std::pair<std::string, uint32_t>, Entry>> entries;
+        {
+            std::lock_guard lock(queues_mutex_);
+            for (const auto& [key, entry] : queues_) entries.emplace_back(key, entry);
+        }
+        std::vector<ExhaustedMessage> out;
+        for (const auto& [key, entry] : entries) {
+            for (Exhausted& waiting : entry.queue->exhausted()) {
+                out.push_back(
+                    {key.first, entry.incarnation, PartitionId(key.second), std::move(waiting)});
+            }
+        }
+        return out;
+    }
+
+    bool settle_exhausted(const ExhaustedMessage& message) {
+        std::shared_ptr<PartitionQueue> queue =
+            existing_queue(message.topic, message.partition, message.incarnation);
+        if (!queue || !queue->settle_exhausted(message.exhausted.offset)) return false;
+        wake(message.topic, 1);
+        return true;
     }
 
     // Wakes as many waiters as records were appended (each can take one or more); a woken waiter
@@ -634,8 +659,12 @@ Result<std::optional<Delivery>> ConsumeService::replay(std::string_view topic,
     return impl_->replay(topic, partition, offset);
 }
 Status ConsumeService::settle(std::string_view topic, PartitionId partition, Offset offset,
-                              uint64_t lease_id, Settle kind) {
-    return impl_->settle(topic, partition, offset, lease_id, kind);
+                              uint64_t lease_id, Settle kind, std::string_view reason) {
+    return impl_->settle(topic, partition, offset, lease_id, kind, reason);
+}
+std::vector<ExhaustedMessage> ConsumeService::exhausted() { return impl_->exhausted(); }
+bool ConsumeService::settle_exhausted(const ExhaustedMessage& message) {
+    return impl_->settle_exhausted(message);
 }
 void ConsumeService::on_append(const std::string& topic, PartitionId partition, Offset hwm) {
     impl_->on_append(topic, partition, hwm);

@@ -47,6 +47,14 @@ struct ConsumeRequest {
 
 enum class Settle { ack, extend, nack };
 
+// An offset of a loaded partition waiting for its dead letter (PartitionQueue::exhausted()).
+struct ExhaustedMessage {
+    std::string topic;
+    IncarnationId incarnation;
+    PartitionId partition;
+    Exhausted exhausted;
+};
+
 struct ConsumeOptions {
     Millis reaper_interval{100};
     // Bytes of keys and values one scan reserves (Narad 3.2: 4 MiB; the record that crosses the
@@ -73,9 +81,15 @@ class ConsumeService {
     // retention deleted it or it cannot be read.
     Result<std::optional<Delivery>> replay(std::string_view topic, PartitionId partition,
                                            Offset offset);
-    // Acks, extends or nacks the delivery named by (partition, offset, lease_id).
+    // Acks, extends or nacks the delivery named by (partition, offset, lease_id); a nack's
+    // `reason` goes with the message's dead letter.
     Status settle(std::string_view topic, PartitionId partition, Offset offset, uint64_t lease_id,
-                  Settle kind);
+                  Settle kind, std::string_view reason = {});
+
+    // Every loaded partition's offsets waiting for their dead letter.
+    std::vector<ExhaustedMessage> exhausted();
+    // Settles one once its dead letter is durable; false when it no longer waits.
+    bool settle_exhausted(const ExhaustedMessage& message);
 
     // A partition's high watermark advanced to `hwm`: wakes as many of the topic's waiters as
     // records were appended.

@@ -9,6 +9,7 @@
 #include "base/thread_pool.h"
 #include "meta/local_meta_store.h"
 #include "queue/consume_metrics.h"
+#include "queue/dead_letter.h"
 #include "queue/temp_dir_for_test.h"
 
 namespace narad::queue {
@@ -346,6 +347,100 @@ TEST_F(ConsumeServiceTest, StopAnswersParkedLongPolls) {
     }
     service_->stop();
     EXPECT_EQ(answered.load(), 3);
+}
+
+// Dead letters go straight into this node's logs (which skip a stamp they hold).
+class LogSink final : public DeadLetterSink {
+  public:
+    explicit LogSink(storage::LogManager& logs) : logs_(logs) {}
+    Status commit(const std::string& topic, const std::string&, PartitionId partition,
+                  std::span<const storage::Record> records) override {
+        if (refuse) return Status(Errc::unavailable, "dead-letter owner is down");
+        NARAD_ASSIGN_OR_RETURN(auto log,
+                               logs_.get(topic, partition, storage::CreateIfMissing::yes));
+        return log->append(records).status();
+    }
+    bool refuse = false;
+
+  private:
+    storage::LogManager& logs_;
+};
+
+// Rule: a message nacked max_deliveries times is committed once to the dead-letter topic (its
+// key, payload and origin), then settled, and the partition moves on; while the dead-letter topic
+// refuses, the message waits and nothing is lost; a crash between the dead-letter commit and the
+// settle (the message is delivered again and exhausted again) does not land it twice.
+TEST_F(ConsumeServiceTest, PoisonMessageIsDeadLetteredOnceAndThePartitionMovesOn) {
+    meta::Topic dlq;
+    dlq.name = "dlq";
+    dlq.partitions = 3;
+    dlq.incarnation = IncarnationId("inc-dlq");
+    ASSERT_TRUE(store_->create_topic_on(dlq, NodeId("n1")).is_ok());
+    meta::Topic topic;
+    topic.name = "t";
+    topic.partitions = 1;
+    topic.incarnation = IncarnationId("inc-t");
+    topic.max_deliveries = 2;
+    topic.dead_letter_topic = "dlq";
+    ASSERT_TRUE(store_->create_topic_on(topic, NodeId("n1")).is_ok());
+    {
+        auto log = logs_->get("t", PartitionId(0), storage::CreateIfMissing::yes).value();
+        std::vector<storage::Record> records{{.key = "k", .value = R"({"poison":true})"},
+                                             {.key = "", .value = "fine"}};
+        ASSERT_TRUE(log->append(records).is_ok());
+    }
+    LogSink sink(*logs_);
+    DeadLetterer dead_letters(SystemClock::instance(), *store_, *service_, sink);
+    auto poison_twice = [&] {
+        for (int i = 0; i < 2; ++i) {
+            auto got = consume({.topic = "t", .partition = PartitionId(0)}).value();
+            ASSERT_EQ(got.size(), 1u);
+            ASSERT_EQ(got[0].offset, Offset(0));
+            ASSERT_TRUE(service_
+                            ->settle("t", PartitionId(0), got[0].offset, got[0].lease_id,
+                                     Settle::nack, "cannot parse")
+                            .is_ok());
+        }
+    };
+    ASSERT_NO_FATAL_FAILURE(poison_twice());
+    sink.refuse = true;
+    EXPECT_EQ(dead_letters.run_once(), 0u);
+    EXPECT_EQ(service_->exhausted().size(), 1u);
+    sink.refuse = false;
+    EXPECT_EQ(dead_letters.run_once(), 1u);
+    auto dlq_records = [&] {
+        std::vector<storage::StoredRecord> all;
+        for (uint32_t p = 0; p < 3; ++p) {
+            auto log = logs_->get("dlq", PartitionId(p), storage::CreateIfMissing::no);
+            if (!log.is_ok()) continue;
+            auto read = (*log)->read(Offset(0), 100, 1 << 20).value();
+            all.insert(all.end(), read.records.begin(), read.records.end());
+        }
+        return all;
+    };
+    auto letters = dlq_records();
+    ASSERT_EQ(letters.size(), 1u);
+    EXPECT_EQ(letters[0].key, "k");
+    EXPECT_NE(letters[0].value.find(R"("origin":{"topic":"t","partition":0,"offset":0,)"
+                                    R"("deliveries":2,"reason":"cannot parse")"),
+              std::string::npos)
+        << letters[0].value;
+    EXPECT_NE(letters[0].value.find(R"("key":"k","payload":{"poison":true}})"), std::string::npos)
+        << letters[0].value;
+    auto next = consume({.topic = "t", .partition = PartitionId(0)}).value();
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].offset, Offset(1));
+
+    // The settle is lost (a crash right after the commit): a fresh service delivers it again.
+    service_->stop();
+    service_ = std::make_unique<ConsumeService>(io::posix_file_system(), SystemClock::instance(),
+                                                *store_, *logs_, guards_, committer_, scheduler_,
+                                                ConsumeOptions{Millis(20)});
+    service_->start();
+    DeadLetterer after_crash(SystemClock::instance(), *store_, *service_, sink);
+    ASSERT_NO_FATAL_FAILURE(poison_twice());
+    EXPECT_EQ(after_crash.run_once(), 1u);
+    EXPECT_EQ(dlq_records().size(), 1u);
 }
 
 }  // namespace

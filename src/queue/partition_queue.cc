@@ -33,6 +33,11 @@ PartitionQueue::PartitionQueue(Clock& clock, ConsumerPosition start, QueueLimits
 void PartitionQueue::set_limits(QueueLimits limits) {
     std::lock_guard lock(mutex_);
     limits_ = limits;
+    if (limits_.max_deliveries == 0) {
+        // Dead letters turned off: what waited for one is delivered again.
+        redeliver_.insert(exhausted_.begin(), exhausted_.end());
+        exhausted_.clear();
+    }
 }
 
 std::vector<Lease> PartitionQueue::reserve(Offset high_watermark, size_t max) {
@@ -46,7 +51,10 @@ std::vector<Lease> PartitionQueue::reserve(Offset high_watermark, size_t max) {
     if (acked_ahead_.size() >= limits_.max_acked_ahead) {
         // Window full: no ack but the frontier's can succeed, so hand out only the offset that
         // blocks the frontier; its ack frees the window.
-        if (frontier_ >= high_watermark || in_flight_.contains(frontier_)) return leases;
+        if (frontier_ >= high_watermark || in_flight_.contains(frontier_) ||
+            exhausted_.contains(frontier_)) {
+            return leases;
+        }
         if (auto it = redeliver_.find(frontier_); it != redeliver_.end()) {
             uint32_t delivered = it->second;
             redeliver_.erase(it);
@@ -97,14 +105,40 @@ Result<MonoTime> PartitionQueue::extend(Offset offset, uint64_t lease_id) {
     return lease->deadline;
 }
 
-Status PartitionQueue::nack(Offset offset, uint64_t lease_id) {
+Status PartitionQueue::nack(Offset offset, uint64_t lease_id, std::string_view reason) {
     std::lock_guard lock(mutex_);
     expire_leases_locked();
     NARAD_ASSIGN_OR_RETURN(Lease * lease, find_lease_locked(offset, lease_id));
     uint32_t delivered = lease->delivery;
     end_lease_locked(*lease);
-    redeliver_.emplace(offset, delivered);
+    if (!reason.empty()) reasons_[offset] = std::string(reason.substr(0, kMaxNackReasonBytes));
+    requeue_locked(offset, delivered);
     return Status::ok();
+}
+
+std::vector<Exhausted> PartitionQueue::exhausted() const {
+    std::lock_guard lock(mutex_);
+    std::vector<Exhausted> out;
+    for (const auto& [offset, deliveries] : exhausted_) {
+        auto reason = reasons_.find(offset);
+        out.push_back({offset, deliveries, reason == reasons_.end() ? "" : reason->second});
+    }
+    return out;
+}
+
+bool PartitionQueue::settle_exhausted(Offset offset) {
+    std::lock_guard lock(mutex_);
+    if (exhausted_.erase(offset) == 0) return false;
+    settle_locked(offset);
+    return true;
+}
+
+void PartitionQueue::requeue_locked(Offset offset, uint32_t delivered) {
+    if (limits_.max_deliveries > 0 && delivered >= limits_.max_deliveries) {
+        exhausted_.emplace(offset, delivered);
+    } else {
+        redeliver_.emplace(offset, delivered);
+    }
 }
 
 void PartitionQueue::skip(Offset offset) {
@@ -112,6 +146,7 @@ void PartitionQueue::skip(Offset offset) {
     if (offset < frontier_ || acked_ahead_.contains(offset)) return;
     if (auto it = in_flight_.find(offset); it != in_flight_.end()) end_lease_locked(it->second);
     redeliver_.erase(offset);
+    exhausted_.erase(offset);
     settle_locked(offset);
 }
 
@@ -121,6 +156,8 @@ void PartitionQueue::skip_below(Offset oldest) {
     frontier_ = oldest;
     acked_ahead_.erase(acked_ahead_.begin(), acked_ahead_.lower_bound(oldest));
     redeliver_.erase(redeliver_.begin(), redeliver_.lower_bound(oldest));
+    exhausted_.erase(exhausted_.begin(), exhausted_.lower_bound(oldest));
+    reasons_.erase(reasons_.begin(), reasons_.lower_bound(oldest));
     for (auto it = by_deadline_.begin(); it != by_deadline_.end();) {
         if (it->second < oldest) {
             in_flight_.erase(it->second);
@@ -199,14 +236,16 @@ size_t PartitionQueue::expire_leases_locked() {
         by_deadline_.erase(by_deadline_.begin());
         auto it = in_flight_.find(offset);
         NARAD_ASSERT(it != in_flight_.end(), "deadline without a lease");
-        redeliver_.emplace(offset, it->second.delivery);
+        uint32_t delivered = it->second.delivery;
         in_flight_.erase(it);
+        requeue_locked(offset, delivered);
         ++lapsed;
     }
     return lapsed;
 }
 
 void PartitionQueue::settle_locked(Offset offset) {
+    reasons_.erase(offset);
     if (offset == frontier_) {
         frontier_ = frontier_.next();
         advance_frontier_locked();

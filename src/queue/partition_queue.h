@@ -24,6 +24,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -38,7 +40,19 @@ struct QueueLimits {
     Millis visibility_timeout{30'000};
     uint32_t max_in_flight = 1024;
     uint32_t max_acked_ahead = 1024;
+    // Dead letters: an offset whose lease ends without an ack (nack or lapse) on its
+    // max_deliveries-th delivery is not delivered again but set aside as exhausted until its dead
+    // letter is durable (0: deliver forever).
+    uint32_t max_deliveries = 0;
 };
+
+// An offset set aside for the dead-letter topic.
+struct Exhausted {
+    Offset offset;
+    uint32_t deliveries = 0;
+    std::string reason;  // the last nack's reason, if one was given
+};
+inline constexpr size_t kMaxNackReasonBytes = 256;
 
 // What survives a restart: every offset below `frontier` is acked, and so is each of `acked_ahead`
 // (sorted, all >= frontier).
@@ -79,7 +93,14 @@ class PartitionQueue {
     Status ack(Offset offset, uint64_t lease_id);
     // Restarts the lease's visibility window; returns the new deadline.
     Result<MonoTime> extend(Offset offset, uint64_t lease_id);
-    Status nack(Offset offset, uint64_t lease_id);
+    // `reason` (at most kMaxNackReasonBytes are kept) goes with the offset's dead letter.
+    Status nack(Offset offset, uint64_t lease_id, std::string_view reason = {});
+
+    // The offsets waiting for their dead letter, lowest first.
+    std::vector<Exhausted> exhausted() const;
+    // Settles an exhausted offset once its dead letter is durable; false when it no longer waits
+    // (retention or a skip settled it meanwhile).
+    bool settle_exhausted(Offset offset);
 
     // Settles an offset without a consumer: its frame is corrupt and will never be readable. Works
     // whether or not it is leased, and ignores the acked-ahead cap.
@@ -104,6 +125,8 @@ class PartitionQueue {
     void end_lease_locked(const Lease& lease);
     Lease grant_lease_locked(Offset offset, uint32_t delivery);
     size_t expire_leases_locked();
+    // An ended lease's offset: delivered again, or set aside once it has had its deliveries.
+    void requeue_locked(Offset offset, uint32_t delivered);
     // Marks `offset` acked (it is not yet) and moves the frontier over acked offsets.
     void settle_locked(Offset offset);
     void advance_frontier_locked();
@@ -121,9 +144,14 @@ class PartitionQueue {
     // Offsets handed out before whose lease ended without an ack (nack or lapse), with how many
     // times each was delivered; delivered again before any new offset.
     std::map<Offset, uint32_t> redeliver_;  // GUARDED_BY(mutex_)
+    // Offsets that had max_deliveries deliveries, waiting for their dead letter (with how many).
+    std::map<Offset, uint32_t> exhausted_;  // GUARDED_BY(mutex_)
+    // The last nack reason given per unsettled offset.
+    std::map<Offset, std::string> reasons_;  // GUARDED_BY(mutex_)
     // The lowest offset never handed out (>= frontier_). Every offset in [frontier_, next_unread_)
-    // is exactly one of: acked ahead, in flight, waiting for redelivery. Offsets at or above it may
-    // also be acked ahead (skip() of a frame never handed out); reserve() steps over those.
+    // is exactly one of: acked ahead, in flight, waiting for redelivery, exhausted. Offsets at or
+    // above it may also be acked ahead (skip() of a frame never handed out); reserve() steps over
+    // those.
     Offset next_unread_;             // GUARDED_BY(mutex_)
     uint64_t next_lease_id_;         // GUARDED_BY(mutex_)
     uint64_t position_version_ = 0;  // GUARDED_BY(mutex_)

@@ -304,5 +304,41 @@ TEST_F(PartitionQueueTest, LeaseIdsAreNeverReusedAcrossRestarts) {
     EXPECT_EQ(ids.size(), 300u);
 }
 
+// Rule: with max_deliveries, an offset whose max_deliveries-th lease ends without an ack (nack or
+// lapse) is never delivered again but waits, with its deliveries and last nack reason, until its
+// dead letter settles it; the offsets behind it keep being delivered; 0 delivers forever.
+TEST_F(PartitionQueueTest, ExhaustedOffsetWaitsForItsDeadLetter) {
+    QueueLimits dead_letters = limits(16, 16);
+    dead_letters.max_deliveries = 2;
+    PartitionQueue queue = make(dead_letters);
+    auto first = queue.reserve(Offset(2), 1);
+    ASSERT_EQ(offsets_of(first), std::vector<uint64_t>{0});
+    ASSERT_TRUE(queue.nack(Offset(0), first[0].lease_id, "bad input").is_ok());
+    auto second = queue.reserve(Offset(2), 1);
+    ASSERT_EQ(offsets_of(second), std::vector<uint64_t>{0});
+    EXPECT_EQ(second[0].delivery, 2u);
+    clock_.advance(kVisibility);  // the second delivery lapses
+    EXPECT_EQ(offsets_of(queue.reserve(Offset(2), 10)), std::vector<uint64_t>{1});
+    auto waiting = queue.exhausted();
+    ASSERT_EQ(waiting.size(), 1u);
+    EXPECT_EQ(waiting[0].offset, Offset(0));
+    EXPECT_EQ(waiting[0].deliveries, 2u);
+    EXPECT_EQ(waiting[0].reason, "bad input");
+    EXPECT_EQ(queue.position().frontier, Offset(0));
+    EXPECT_TRUE(queue.settle_exhausted(Offset(0)));
+    EXPECT_FALSE(queue.settle_exhausted(Offset(0)));
+    EXPECT_TRUE(queue.exhausted().empty());
+    EXPECT_EQ(queue.position().frontier, Offset(1));
+
+    PartitionQueue forever = make(limits(16, 16));
+    for (uint32_t delivery = 1; delivery <= 5; ++delivery) {
+        auto lease = forever.reserve(Offset(1), 1);
+        ASSERT_EQ(offsets_of(lease), std::vector<uint64_t>{0});
+        EXPECT_EQ(lease[0].delivery, delivery);
+        ASSERT_TRUE(forever.nack(Offset(0), lease[0].lease_id).is_ok());
+    }
+    EXPECT_TRUE(forever.exhausted().empty());
+}
+
 }  // namespace
 }  // namespace narad::queue

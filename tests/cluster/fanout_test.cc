@@ -386,6 +386,59 @@ TEST_F(FanoutConformanceTest, CreateAsChildValidationSurface) {
     }
 }
 
+// ---- Dead letters (ours)
+// -------------------------------------------------------------------------
+
+// Rule: a message nacked max_deliveries times lands once in the dead-letter topic, with its key,
+// payload and origin, and the partition moves on to the next message; the settings are checked.
+TEST_F(FanoutConformanceTest, PoisonMessageLandsOnceInTheDeadLetterTopic) {
+    create("dl-target");
+    Answer created = post("/v1/topics", {{"name", "dl-source"},
+                                         {"partitions", 3},
+                                         {"max_deliveries", 3},
+                                         {"dead_letter_topic", "dl-target"}});
+    ASSERT_EQ(created.status, 201) << created.body;
+    EXPECT_EQ(created.parsed()["max_deliveries"], 3);
+    EXPECT_EQ(created.parsed()["dead_letter_topic"], "dl-target");
+    EXPECT_EQ(post("/v1/topics", {{"name", "dl-bad"}, {"max_deliveries", 3}}).status, 400);
+    EXPECT_EQ(post("/v1/topics",
+                   {{"name", "dl-bad"}, {"max_deliveries", 3}, {"dead_letter_topic", "ghost"}})
+                  .status,
+              400);
+    EXPECT_EQ(call(*node_, "GET", "/v1/topics/dl-bad").status, 404);
+    ASSERT_EQ(
+        call(*node_, "POST", "/v1/topics/dl-source/produce?partition=1&key=p", R"({"poison":true})")
+            .status,
+        202);
+    ASSERT_EQ(
+        call(*node_, "POST", "/v1/topics/dl-source/produce?partition=1", R"({"ok":1})").status,
+        202);
+    for (int delivery = 1; delivery <= 3; ++delivery) {
+        json message =
+            call(*node_, "GET", "/v1/topics/dl-source/consume?partition=1&wait=5s").parsed();
+        ASSERT_EQ(message.value("offset", -1), 0) << message.dump();
+        Answer nacked =
+            call(*node_, "POST",
+                 "/v1/topics/dl-source/ack?extend=0&reason=bad%20input&receipt_handle=" +
+                     message["receipt_handle"].get<std::string>());
+        ASSERT_EQ(nacked.status, 204) << nacked.body;
+    }
+    json next = call(*node_, "GET", "/v1/topics/dl-source/consume?partition=1&wait=5s").parsed();
+    EXPECT_EQ(next.value("offset", -1), 1) << next.dump();
+    ASSERT_TRUE(within([&] { return committed("dl-target") == 1; }));
+    auto letters = replay("dl-target");
+    ASSERT_EQ(letters.count("p"), 1u);
+    const json& letter = letters["p"].at(0);
+    EXPECT_EQ(letter["origin"]["topic"], "dl-source");
+    EXPECT_EQ(letter["origin"]["partition"], 1);
+    EXPECT_EQ(letter["origin"]["offset"], 0);
+    EXPECT_EQ(letter["origin"]["deliveries"], 3);
+    EXPECT_EQ(letter["origin"]["reason"], "bad input");
+    EXPECT_EQ(letter["payload"], json::parse(R"({"poison":true})"));
+    EXPECT_EQ(call(*node_, "POST", "/v1/topics/dl-source/ack?reason=x&receipt_handle=0:1:1").status,
+              400);
+}
+
 // ---- On a cluster
 // --------------------------------------------------------------------------------
 
@@ -557,6 +610,123 @@ TEST(FanoutClusterTest, KillingParentAndChildOwnersLosesAndDoublesNothing) {
     EXPECT_EQ(lost, 0);
     EXPECT_EQ(held.duplicates(), 0);
     EXPECT_EQ(held.records, produced);
+}
+
+// Rule: a node killed (failpoint crash) right after a dead letter's commit, before the message is
+// settled: after the restart the message is delivered again, exhausted again, and the dead-letter
+// topic still holds it once.
+TEST(DeadLetterCrashTest, CrashBetweenTheDeadLetterAndTheAckLosesAndDoublesNothing) {
+    TempDir dir;
+    NodeOptions options;
+    options.env["NARAD_FAILPOINTS"] = "dead_letter.after_commit=crash@1";
+    NodeProcess node(dir.path() + "/data", options);
+    node.start();
+    auto post = [&](const std::string& target, const std::string& body) {
+        return call(node, "POST", target, body);
+    };
+    ASSERT_EQ(post("/v1/topics", R"({"name":"dlc-target"})").status, 201);
+    ASSERT_EQ(post("/v1/topics",
+                   R"({"name":"dlc-source","max_deliveries":2,"dead_letter_topic":"dlc-target"})")
+                  .status,
+              201);
+    ASSERT_EQ(post("/v1/topics/dlc-source/produce?partition=0&key=p", R"({"poison":1})").status,
+              202);
+    auto nack_twice = [&] {
+        for (int i = 0; i < 2; ++i) {
+            json message =
+                call(node, "GET", "/v1/topics/dlc-source/consume?partition=0&wait=5s").parsed();
+            ASSERT_EQ(message.value("offset", -1), 0) << message.dump();
+            ASSERT_EQ(post("/v1/topics/dlc-source/ack?extend=0&receipt_handle=" +
+                               message["receipt_handle"].get<std::string>(),
+                           "")
+                          .status,
+                      204);
+        }
+    };
+    ASSERT_NO_FATAL_FAILURE(nack_twice());
+    // The dead letter is committed, then the node dies before it settles the message.
+    ASSERT_TRUE(within([&] { return !node.running(); }));
+    node.env().erase("NARAD_FAILPOINTS");
+    node.restart();
+    ASSERT_NO_FATAL_FAILURE(nack_twice());
+    auto held = [&](const std::string& topic) {
+        json details = call(node, "GET", "/v1/topics/" + topic).parsed();
+        int64_t total = 0;
+        for (const auto& p : details.value("partition_stats", json::array())) {
+            total += p.value("high_watermark", int64_t{0});
+        }
+        return total;
+    };
+    // Settled: the source partition has nothing more to deliver.
+    ASSERT_TRUE(within([&] {
+        return call(node, "GET", "/v1/topics/dlc-source/consume?partition=0").status == 204;
+    }));
+    EXPECT_EQ(held("dlc-target"), 1);
+    EXPECT_EQ(node.stop(), 0);
+}
+
+// Rule: a delay child's pending window survives kill -9 of the parent's owner: every record is
+// delivered after the restart, none before its delay (whole seconds on the wire, and the elapsed
+// time since the produce).
+TEST(FanoutRestartTest, DelayWindowSurvivesKillOfTheParentsOwner) {
+    TempDir dir;
+    NodeProcess node(dir.path() + "/data", {});
+    node.start();
+    ASSERT_EQ(call(node, "POST", "/v1/topics", R"({"name":"rs-parent"})").status, 201);
+    const int64_t delay_ms = 4000;
+    ASSERT_EQ(
+        call(node, "POST", "/v1/topics",
+             json{{"name", "rs-child"}, {"parent", "rs-parent"}, {"fanout_delay_ms", delay_ms}}
+                 .dump())
+            .status,
+        201);
+    auto anchored = [&] {
+        json listing = call(node, "GET", "/v1/topics/rs-parent/children").parsed();
+        return listing.contains("children") && listing["children"].size() == 1 &&
+               listing["children"][0]["lag_complete"] == true;
+    };
+    ASSERT_TRUE(within(anchored));
+    auto produced_at = std::chrono::steady_clock::now();
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_EQ(call(node, "POST", "/v1/topics/rs-parent/produce?key=k" + std::to_string(i),
+                       json{{"id", i}}.dump())
+                      .status,
+                  202);
+    }
+    node.kill();
+    node.restart();
+    auto held = [&](const std::string& topic) {
+        json details = call(node, "GET", "/v1/topics/" + topic).parsed();
+        int64_t total = 0;
+        for (const auto& p : details.value("partition_stats", json::array())) {
+            total += p.value("high_watermark", int64_t{0});
+        }
+        return total;
+    };
+    ASSERT_TRUE(within([&] { return held("rs-parent") == 5; }));
+    ASSERT_TRUE(within([&] { return held("rs-child") == 5; }));
+    EXPECT_GE(std::chrono::steady_clock::now() - produced_at, std::chrono::milliseconds(delay_ms));
+    std::map<std::string, int64_t> parent_time;
+    for (const std::string topic : {"rs-parent", "rs-child"}) {
+        json details = call(node, "GET", "/v1/topics/" + topic).parsed();
+        for (const auto& p : details["partition_stats"]) {
+            for (int64_t offset = 0; offset < p["high_watermark"].get<int64_t>(); ++offset) {
+                json m = call(node, "GET",
+                              "/v1/topics/" + topic +
+                                  "/consume?partition=" + std::to_string(p["index"].get<int>()) +
+                                  "&offset=" + std::to_string(offset))
+                             .parsed();
+                std::string key = m["key"].get<std::string>();
+                if (topic == "rs-parent") {
+                    parent_time[key] = m["timestamp"].get<int64_t>();
+                } else {
+                    EXPECT_GE(m["timestamp"].get<int64_t>(), parent_time.at(key) + delay_ms / 1000)
+                        << key;
+                }
+            }
+        }
+    }
+    EXPECT_EQ(node.stop(), 0);
 }
 
 }  // namespace
