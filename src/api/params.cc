@@ -187,7 +187,7 @@ struct AckQuery {
     std::optional<std::string> handle;
     std::optional<std::string> extend;
     bool extend_invalid = false;
-    std::string reason;
+    std::optional<std::string> reason;
 };
 
 Result<AckQuery> scan_ack_query(std::string_view raw_query) {
@@ -206,7 +206,7 @@ Result<AckQuery> scan_ack_query(std::string_view raw_query) {
                              : query_unescape(piece.value);
             if (!value) query.extend_invalid = true;
             query.extend = value.value_or("");
-        } else if (name == "reason" && query.reason.empty()) {
+        } else if (name == "reason" && !query.reason) {
             std::string bad;
             auto value = query_unescape(piece.value, &bad);
             if (!value) return escape_error("invalid reason: ", bad);
@@ -230,18 +230,21 @@ Result<AckParams> parse_ack_params(std::string_view raw_query) {
     AckParams params;
     params.receipt_handle = std::move(*query.handle);
     NARAD_ASSIGN_OR_RETURN(params.action, ack_action(query));
-    if (!query.reason.empty() && params.action != AckAction::nack) {
+    if (query.reason && params.action != AckAction::nack) {
         return Status(Errc::invalid_argument, "reason requires extend=0 (a nack)");
     }
-    if (query.reason.size() > queue::kMaxNackReasonBytes) {
+    if (query.reason && query.reason->size() > queue::kMaxNackReasonBytes) {
         return Status(Errc::invalid_argument, "reason is longer than 256 bytes");
     }
-    params.reason = std::move(query.reason);
+    params.reason = query.reason.value_or("");
     return params;
 }
 
 Result<AckAction> parse_ack_extend(std::string_view raw_query) {
     NARAD_ASSIGN_OR_RETURN(AckQuery query, scan_ack_query(raw_query));
+    if (query.reason) {
+        return Status(Errc::invalid_argument, "reason is taken by a single nack only");
+    }
     return ack_action(query);
 }
 

@@ -92,5 +92,19 @@ TEST(ParamsTest, ProduceBatchQuery) {
               "partition is set per message in a batch produce, not as a query parameter");
 }
 
+// Rule: a nack may carry a reason (ours): first one wins, at most 256 bytes, only on a single nack.
+TEST(ParamsTest, NackReason) {
+    auto nack = parse_ack_params("receipt_handle=0:1:2&extend=0&reason=bad%20input&reason=x");
+    ASSERT_TRUE(nack.is_ok()) << nack.status().to_string();
+    EXPECT_EQ(nack->reason, "bad input");
+    EXPECT_EQ(parse_ack_params("receipt_handle=0:1:2&reason=x").status().message(),
+              "reason requires extend=0 (a nack)");
+    EXPECT_EQ(
+        parse_ack_params("receipt_handle=0:1:2&extend=0&reason=" + std::string(257, 'r')).code(),
+        Errc::invalid_argument);
+    EXPECT_EQ(parse_ack_extend("extend=0&reason=x").status().message(),
+              "reason is taken by a single nack only");
+}
+
 }  // namespace
 }  // namespace narad::api

@@ -70,12 +70,21 @@ void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::stri
     }
 }
 
+// Naming a dead-letter topic sends records into it: the caller must be allowed to produce there.
+constexpr const char* kDeadLetterForbidden = "produce not allowed on the dead_letter_topic";
+bool dead_letters_allowed(const auth::Principal& caller, const std::string& dead_letter_topic) {
+    return dead_letter_topic.empty() || caller.allowed(meta::Action::produce, dead_letter_topic);
+}
+
 void create_topic(ApiContext& context, net::HttpRequest request, net::Responder respond) {
     auto decoded = decode_create_topic(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     auth::Principal caller = caller_of(context, request);
     if (!caller.allowed(meta::Action::create, decoded->name)) {
         return respond(error_response(403, "create not allowed on this topic"));
+    }
+    if (!dead_letters_allowed(caller, decoded->dead_letter_topic)) {
+        return respond(error_response(403, kDeadLetterForbidden));
     }
     if (!decoded->parent.empty()) {
         meta::MetaSnapshot snapshot = context.store.snapshot();
@@ -198,6 +207,10 @@ void update_topic(ApiContext& context, net::HttpRequest request, const PathParam
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     Status shape = meta::TopicFrontend::validate_update(*decoded);
     if (!shape.is_ok()) return respond(error_response(shape));
+    if (decoded->dead_letter_topic &&
+        !dead_letters_allowed(caller_of(context, request), *decoded->dead_letter_topic)) {
+        return respond(error_response(403, kDeadLetterForbidden));
+    }
     answer_on_pool(context.blocking, std::move(respond),
                    [&context, name = params.get("topic"), update = std::move(*decoded)] {
                        auto updated = context.topics.update(name, update);
@@ -224,17 +237,19 @@ void get_schema(ApiContext& context, const PathParams& params, net::Responder re
     respond(json_response(200, schema_history_json(*topic)));
 }
 
-// Adds `owner`'s cursor positions of `parent` (its internal fanout route) to `cursors`; false
-// when it did not answer in shape.
-bool collect_remote_cursors(ApiContext& context, const NodeId& owner, const std::string& parent,
+// Adds `owner`'s cursor positions of `parent` (its internal fanout route) to `cursors`, only for
+// the partitions it owns (`owned`); an answer out of shape adds nothing.
+void collect_remote_cursors(ApiContext& context, const NodeId& owner, const std::string& parent,
+                            const std::set<uint32_t>& owned,
                             std::vector<fanout::CursorStat>& cursors) {
     net::HttpResponse answer = forward_to_owner(
         context, owner, "GET", internal_topic_target(parent, "/fanout"), "", context.peer_timeout);
-    if (answer.status != 200) return false;
+    if (answer.status != 200) return;
     auto parsed = parse_peer_reply(answer.body);
     if (!parsed.is_object() || !parsed.contains("cursors") || !parsed["cursors"].is_array()) {
-        return false;
+        return;
     }
+    std::vector<fanout::CursorStat> answered;
     try {
         for (const auto& item : parsed["cursors"]) {
             if (!item.is_object() || !item.contains("child") || !item["child"].is_string()) {
@@ -242,19 +257,20 @@ bool collect_remote_cursors(ApiContext& context, const NodeId& owner, const std:
             }
             fanout::CursorStat stat;
             stat.child = item["child"].get<std::string>();
-            stat.partition = PartitionId(
-                static_cast<uint32_t>(unsigned_field_or(item, "partition", 0, UINT32_MAX)));
+            stat.partition =
+                PartitionId(static_cast<uint32_t>(unsigned_field(item, "partition", UINT32_MAX)));
+            if (owned.count(stat.partition.value()) == 0) continue;
             stat.next = Offset(unsigned_field_or(item, "next_offset", 0));
             stat.high_watermark = Offset(unsigned_field_or(item, "high_watermark", 0));
             stat.anchored = item.value("anchored", false);
-            cursors.push_back(std::move(stat));
+            answered.push_back(std::move(stat));
         }
     } catch (const std::exception& e) {  // nlohmann's exceptions and WrongShape
         NARAD_LOG_WARN("node {} answered fan-out cursors of {} with the wrong shape: {}",
                        owner.value(), parent, e.what());
-        return false;
+        return;
     }
-    return true;
+    cursors.insert(cursors.end(), answered.begin(), answered.end());
 }
 
 // Narad's children listing: each child's delay and lag (parent high watermark minus cursor,
@@ -269,13 +285,13 @@ void list_children(ApiContext& context, const PathParams& params, net::Responder
     run_routed(context, std::move(respond), [&context, parent, snapshot] {
         std::vector<fanout::CursorStat> cursors;
         if (context.fanout != nullptr) cursors = context.fanout->cursor_stats(parent.name);
-        std::set<NodeId> remote;
+        std::map<NodeId, std::set<uint32_t>> remote;  // owner -> its partitions
         for (uint32_t p = 0; p < parent.partitions; ++p) {
             PartitionOwner owner = locate(context, *snapshot, parent.name, PartitionId(p));
-            if (owner.placement == Placement::remote) remote.insert(owner.node);
+            if (owner.placement == Placement::remote) remote[owner.node].insert(p);
         }
-        for (const NodeId& owner : remote) {
-            (void)collect_remote_cursors(context, owner, parent.name, cursors);
+        for (const auto& [owner, owned] : remote) {
+            collect_remote_cursors(context, owner, parent.name, owned, cursors);
         }
         std::string body = "{\"parent\":" + json_string(parent.name) +
                            ",\"parent_id\":" + json_string(parent.incarnation.value()) +

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "base/checksum.h"
@@ -111,7 +112,7 @@ IngressId FanoutEngine::link_ingress(std::string_view parent, std::string_view p
 class FanoutEngine::Impl {
   public:
     Impl(Clock& clock, io::FileSystem& fs, meta::MetaStore& store, storage::LogManager& logs,
-         ChildCommitter& committer, FanoutOptions options)
+         storage::PartitionCommitter& committer, FanoutOptions options)
         : clock_(clock),
           fs_(fs),
           store_(store),
@@ -159,6 +160,7 @@ class FanoutEngine::Impl {
         std::lock_guard lock(mutex_);
         for (auto& [key, link] : links_) forget_metrics(key);
         links_.clear();
+        retiring_.clear();
         running_ = false;
     }
 
@@ -241,13 +243,16 @@ class FanoutEngine::Impl {
                 ++it;
                 continue;
             }
-            it->second->stopped = true;  // a busy worker drops it after its step
+            it->second->stopped = true;
             forget_metrics(it->first);
+            // A link in the middle of a step keeps its key until the step ends, so its successor
+            // (a re-attach) never runs beside it on the same cursor file.
+            if (it->second->busy) retiring_.insert(it->first);
             it = links_.erase(it);
         }
         bool added = false;
         for (auto& [key, spec] : desired) {
-            if (links_.count(key) > 0) continue;
+            if (links_.count(key) > 0 || retiring_.count(key) > 0) continue;
             auto link = std::make_shared<Link>();
             link->key = key;
             link->spec = spec;
@@ -297,6 +302,10 @@ class FanoutEngine::Impl {
             NextStep next = step(*chosen);
             lock.lock();
             chosen->busy = false;
+            if (chosen->stopped && retiring_.erase(chosen->key) > 0) {
+                reconcile_wanted_ = true;  // its successor may start now
+                cv_.notify_all();
+            }
             chosen->wake_on_append = next.wake_on_append;
             chosen->due = next.wake_on_append && chosen->appended ? clock_.now() : next.due;
         }
@@ -364,6 +373,9 @@ class FanoutEngine::Impl {
         Offset tail = log.high_watermark();
         std::string path = cursor_path(link);
         auto read = read_cursor(fs_, path);
+        if (!read.is_ok() && read.code() != Errc::not_found && read.code() != Errc::corrupt) {
+            return false;  // the disk did not answer: never guess a position from that
+        }
         bool named_by_marker = false;
         if (options_.installed_links) {
             for (const LinkRef& ref :
@@ -538,24 +550,25 @@ class FanoutEngine::Impl {
     io::FileSystem& fs_;
     meta::MetaStore& store_;
     storage::LogManager& logs_;
-    ChildCommitter& committer_;
+    storage::PartitionCommitter& committer_;
     FanoutOptions options_;
 
     mutable std::mutex mutex_;
     std::condition_variable cv_;
     std::map<LinkKey, std::shared_ptr<Link>> links_;  // GUARDED_BY(mutex_)
-    bool running_ = false;                            // GUARDED_BY(mutex_)
-    bool stopping_ = false;                           // GUARDED_BY(mutex_)
-    bool reconcile_wanted_ = false;                   // GUARDED_BY(mutex_)
-    uint64_t wake_generation_ = 0;                    // GUARDED_BY(mutex_)
-    uint64_t seen_topics_version_ = 0;                // GUARDED_BY(mutex_)
-    uint64_t seen_assignments_version_ = 0;           // GUARDED_BY(mutex_)
+    std::set<LinkKey> retiring_;        // GUARDED_BY(mutex_) stopped links still in their last step
+    bool running_ = false;              // GUARDED_BY(mutex_)
+    bool stopping_ = false;             // GUARDED_BY(mutex_)
+    bool reconcile_wanted_ = false;     // GUARDED_BY(mutex_)
+    uint64_t wake_generation_ = 0;      // GUARDED_BY(mutex_)
+    uint64_t seen_topics_version_ = 0;  // GUARDED_BY(mutex_)
+    uint64_t seen_assignments_version_ = 0;  // GUARDED_BY(mutex_)
     uint64_t watch_id_ = 0;
     std::vector<std::thread> threads_;
 };
 
 FanoutEngine::FanoutEngine(Clock& clock, io::FileSystem& fs, meta::MetaStore& store,
-                           storage::LogManager& logs, ChildCommitter& committer,
+                           storage::LogManager& logs, storage::PartitionCommitter& committer,
                            FanoutOptions options)
     : impl_(std::make_unique<Impl>(clock, fs, store, logs, committer, std::move(options))) {}
 

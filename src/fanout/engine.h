@@ -45,18 +45,10 @@
 #include "io/file_system.h"
 #include "meta/meta_store.h"
 #include "storage/log_manager.h"
+#include "storage/partition_committer.h"
 #include "storage/record.h"
 
 namespace narad::fanout {
-
-// Commits copies to a child partition wherever it lives (node/ wires the routing committer).
-// Must be idempotent by producer stamp; Errc::not_found: the child (or that incarnation) is gone.
-class ChildCommitter {
-  public:
-    virtual ~ChildCommitter() = default;
-    virtual Status commit(const std::string& topic, const std::string& incarnation,
-                          PartitionId partition, std::span<const storage::Record> records) = 0;
-};
 
 struct LinkRef {
     std::string child;
@@ -91,7 +83,8 @@ struct CursorStat {
 class FanoutEngine {
   public:
     FanoutEngine(Clock& clock, io::FileSystem& fs, meta::MetaStore& store,
-                 storage::LogManager& logs, ChildCommitter& committer, FanoutOptions options);
+                 storage::LogManager& logs, storage::PartitionCommitter& committer,
+                 FanoutOptions options);
     ~FanoutEngine();  // stops
 
     void start();

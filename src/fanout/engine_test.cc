@@ -7,6 +7,7 @@
 
 #include "base/checksum.h"
 #include "fanout/cursor_file.h"
+#include "io/fault_injection_fs.h"
 #include "meta/fake_meta_store.h"
 #include "queue/temp_dir_for_test.h"
 #include "storage/topic_directory.h"
@@ -18,7 +19,7 @@ using namespace std::chrono_literals;
 
 // Appends copies straight to this node's child logs (which skip a stamp they hold, as every
 // partition log does), refusing while a test says a child partition is down.
-class LogCommitter final : public ChildCommitter {
+class LogCommitter final : public storage::PartitionCommitter {
   public:
     LogCommitter(storage::LogManager& logs, Clock& clock) : logs_(logs), clock_(clock) {}
     Status commit(const std::string& topic, const std::string&, PartitionId partition,
@@ -89,8 +90,7 @@ class FanoutEngineTest : public ::testing::Test {
             std::lock_guard lock(marker_mutex_);
             return marker_links_;
         };
-        engine_ = std::make_unique<FanoutEngine>(clock_, io::posix_file_system(), store_, logs_,
-                                                 committer_, options);
+        engine_ = std::make_unique<FanoutEngine>(clock_, fs_, store_, logs_, committer_, options);
         engine_->start();
         engine_->poke();
     }
@@ -149,6 +149,7 @@ class FanoutEngineTest : public ::testing::Test {
     }
 
     queue::TempDirForTest dir_;
+    io::FaultInjectionFileSystem fs_;
     FakeClock clock_;
     meta::FakeMetaStore store_;
     storage::LogManager logs_{io::posix_file_system(), clock_, dir_.path(), storage::LogOptions{}};
@@ -371,6 +372,27 @@ TEST_F(FanoutEngineTest, ReattachIsAFreshStart) {
         for (const auto& record : records_of("copy", p)) keys.insert(record.key);
     }
     EXPECT_EQ(keys, (std::set<std::string>{"a", "c"}));
+}
+
+// Rule: a cursor file the disk fails to read is never taken for a missing one: the link waits and
+// resumes from the file, not from the tail.
+TEST_F(FanoutEngineTest, UnreadableCursorIsNotAFreshAttach) {
+    attach("epoch-1");
+    start();
+    ASSERT_TRUE(eventually([&] { return anchored_everywhere(); }));
+    produce(0, "a", "1");
+    ASSERT_TRUE(eventually([&] { return child_count() == 1 && lag_zero(); }));
+    engine_->stop();
+    for (int i = 0; i < 3; ++i) produce(0, "k" + std::to_string(i), "while stopped");
+    fs_.fail(io::FsOp::open, "fanout-copy.offset", 1);
+    start();
+    ASSERT_TRUE(eventually([&] {
+        clock_.advance(1s);
+        engine_->poke();
+        return child_count() == 4;
+    }));
+    ASSERT_TRUE(eventually([&] { return lag_zero(); }));
+    EXPECT_EQ(child_count(), 4u);
 }
 
 }  // namespace

@@ -484,16 +484,7 @@ Result<std::vector<Topic>> EtcdMetaStore::change_topics(const std::vector<std::s
         std::vector<NodeId> all_owners;
         std::vector<std::pair<std::string, std::string>> written;  // key, value
         for (const TopicWrite& write : writes) {
-            auto it = read.find(write.topic.name);
-            if (it == read.end()) {
-                return Status(Errc::invalid_argument, "a topic write outside the records read");
-            }
-            uint32_t first = it->second ? it->second->partitions : 0;
-            if (write.topic.partitions < first ||
-                write.owners.size() != write.topic.partitions - first) {
-                return Status(Errc::invalid_argument,
-                              "partitions only grow, one owner per new partition");
-            }
+            NARAD_ASSIGN_OR_RETURN(uint32_t first, first_new_partition(read, write));
             std::string key = keys_.topic(write.topic.name);
             std::string value = encode_topic(write.topic);
             puts.push_back(TxnOp::put(key, value));

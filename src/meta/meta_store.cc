@@ -53,6 +53,18 @@ Status MetaStore::renew_freeze(int64_t) { return no_moves(); }
 Status MetaStore::release_freeze(int64_t) { return no_moves(); }
 Status MetaStore::remove_freeze(const PartitionKey&) { return no_moves(); }
 
+Result<uint32_t> MetaStore::first_new_partition(const TopicRecords& read, const TopicWrite& write) {
+    auto it = read.find(write.topic.name);
+    if (it == read.end()) {
+        return Status(Errc::invalid_argument, "a topic write outside the records read");
+    }
+    uint32_t first = it->second ? it->second->partitions : 0;
+    if (write.topic.partitions < first || write.owners.size() != write.topic.partitions - first) {
+        return Status(Errc::invalid_argument, "partitions only grow, one owner per new partition");
+    }
+    return first;
+}
+
 Result<std::vector<Topic>> MetaStore::apply_topic_change(const MetaState& current, MetaState& next,
                                                          const std::vector<std::string>& names,
                                                          const TopicsChange& change) {
@@ -64,15 +76,7 @@ Result<std::vector<Topic>> MetaStore::apply_topic_change(const MetaState& curren
     NARAD_ASSIGN_OR_RETURN(std::vector<TopicWrite> writes, change(read));
     std::vector<Topic> stored;
     for (TopicWrite& write : writes) {
-        auto it = read.find(write.topic.name);
-        if (it == read.end()) {
-            return Status(Errc::invalid_argument, "a topic write outside the records read");
-        }
-        uint32_t first = it->second ? it->second->partitions : 0;
-        if (write.topic.partitions < first ||
-            write.owners.size() != write.topic.partitions - first) {
-            return Status(Errc::invalid_argument, "partitions only grow, one owner per new one");
-        }
+        NARAD_ASSIGN_OR_RETURN(uint32_t first, first_new_partition(read, write));
         for (uint32_t p = first; p < write.topic.partitions; ++p) {
             next.assignments[PartitionKey{write.topic.name, PartitionId(p)}] =
                 Assignment{write.owners[p - first], {}};

@@ -115,6 +115,9 @@ class MetaStore {
     virtual Result<std::optional<User>> change_user(std::string_view name,
                                                     const UserChange& change);
 
+    // The first partition a write of change_topics adds (the count read; 0 for a create), or
+    // invalid_argument for a write outside the records read or one that does not only grow.
+    static Result<uint32_t> first_new_partition(const TopicRecords& read, const TopicWrite& write);
     // For stores that keep a MetaState in memory (the local and fake stores): runs `change`
     // against `current` and applies its writes to `next`. Returns what change_topics returns.
     static Result<std::vector<Topic>> apply_topic_change(const MetaState& current, MetaState& next,

@@ -112,8 +112,13 @@ Status check_dead_letter(const MetaState& state, const Topic& topic) {
         return invalid("a topic cannot be its own dead_letter_topic");
     }
     NARAD_RETURN_IF_ERROR(check_name(topic.dead_letter_topic));
-    if (state.find_topic(topic.dead_letter_topic) == nullptr) {
+    const Topic* target = state.find_topic(topic.dead_letter_topic);
+    if (target == nullptr) {
         return invalid("dead_letter_topic \"" + topic.dead_letter_topic + "\" does not exist");
+    }
+    if (target->role == TopicRole::child) {
+        return invalid("dead_letter_topic \"" + topic.dead_letter_topic +
+                       "\" is a fan-out child: its records come only from its parent");
     }
     return Status::ok();
 }
@@ -289,48 +294,57 @@ Result<Topic> TopicFrontend::attach(std::string_view parent_name, std::string_vi
     if (parent_name == child_name) return invalid("a topic cannot be attached to itself");
     NARAD_RETURN_IF_ERROR(check_delay(delay_ms, "delay_ms"));
     std::string epoch = new_incarnation_id().value();
-    std::string parent_key(parent_name);
-    std::string child_key(child_name);
-    auto stored = store_.change_topics(
-        {parent_key, child_key},
-        [&](const MetaStore::TopicRecords& read) -> Result<std::vector<MetaStore::TopicWrite>> {
-            const std::optional<Topic>& parent_read = read.find(parent_key)->second;
-            const std::optional<Topic>& child_read = read.find(child_key)->second;
-            if (!parent_read || !child_read) return Status(Errc::not_found, "topic not found");
-            Topic parent = *parent_read;
-            Topic child = *child_read;
-            NARAD_RETURN_IF_ERROR(check_link(parent, child, delay_ms));
-            link_child(parent, child, epoch, delay_ms);
-            return std::vector<MetaStore::TopicWrite>{{std::move(parent), {}},
-                                                      {std::move(child), {}}};
-        });
-    if (!stored.is_ok()) return stored.status();
-    return stored->front();
+    return relink(parent_name, child_name,
+                  [&](const std::optional<Topic>& parent_read,
+                      const std::optional<Topic>& child_read, Topic& parent, Topic& child) {
+                      if (!parent_read || !child_read) {
+                          return Status(Errc::not_found, "topic not found");
+                      }
+                      parent = *parent_read;
+                      child = *child_read;
+                      NARAD_RETURN_IF_ERROR(check_link(parent, child, delay_ms));
+                      link_child(parent, child, epoch, delay_ms);
+                      return Status::ok();
+                  });
 }
 
 Status TopicFrontend::detach(std::string_view parent_name, std::string_view child_name) {
     NARAD_RETURN_IF_ERROR(check_name(parent_name));
     NARAD_RETURN_IF_ERROR(check_name(child_name));
+    return relink(parent_name, child_name,
+                  [&](const std::optional<Topic>& parent_read,
+                      const std::optional<Topic>& child_read, Topic& parent, Topic& child) {
+                      if (!parent_read) return Status(Errc::not_found, "topic not found");
+                      if (!child_read || child_read->role != TopicRole::child ||
+                          child_read->parent != parent_name) {
+                          return Status(Errc::not_found, "not found: \"" + std::string(child_name) +
+                                                             "\" is not attached to \"" +
+                                                             std::string(parent_name) + "\"");
+                      }
+                      parent = *parent_read;
+                      child = *child_read;
+                      unlink_child(parent, child);
+                      return Status::ok();
+                  })
+        .status();
+}
+
+Result<Topic> TopicFrontend::relink(std::string_view parent_name, std::string_view child_name,
+                                    const Relink& change) {
     std::string parent_key(parent_name);
     std::string child_key(child_name);
     auto stored = store_.change_topics(
         {parent_key, child_key},
         [&](const MetaStore::TopicRecords& read) -> Result<std::vector<MetaStore::TopicWrite>> {
-            const std::optional<Topic>& parent_read = read.find(parent_key)->second;
-            const std::optional<Topic>& child_read = read.find(child_key)->second;
-            if (!parent_read) return Status(Errc::not_found, "topic not found");
-            if (!child_read || child_read->role != TopicRole::child ||
-                child_read->parent != parent_key) {
-                return Status(Errc::not_found, "not found: \"" + child_key +
-                                                   "\" is not attached to \"" + parent_key + "\"");
-            }
-            Topic parent = *parent_read;
-            Topic child = *child_read;
-            unlink_child(parent, child);
+            Topic parent;
+            Topic child;
+            NARAD_RETURN_IF_ERROR(
+                change(read.find(parent_key)->second, read.find(child_key)->second, parent, child));
             return std::vector<MetaStore::TopicWrite>{{std::move(parent), {}},
                                                       {std::move(child), {}}};
         });
-    return stored.status();
+    if (!stored.is_ok()) return stored.status();
+    return stored->front();
 }
 
 Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
@@ -365,21 +379,74 @@ Status TopicFrontend::validate_update(const UpdateTopicRequest& request) {
 
 Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequest& request) {
     NARAD_RETURN_IF_ERROR(validate_update(request));
-    // One update at a time: each builds on the record the previous one wrote (a store write
-    // returns once this node's view shows it), so concurrent PATCHes of different fields never
-    // overwrite each other.
+    // One update at a time on this node; against every other write (attach, detach, a delete
+    // unlinking it) the PATCH is applied to the record as read inside the compare-and-swap, with
+    // the children it names, so it never writes back a stale link or schema.
     std::lock_guard lock(update_mutex_);
-    MetaSnapshot snapshot = store_.snapshot();
-    const Topic* current = snapshot->find_topic(name);
-    if (current == nullptr) return Status(Errc::not_found, "topic not found");
-    Topic topic = *current;
-    // Every group is validated before anything is written, so a failed PATCH changes nothing.
+    std::string key(name);
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        MetaSnapshot snapshot = store_.snapshot();
+        const Topic* seen = snapshot->find_topic(name);
+        if (seen == nullptr) return Status(Errc::not_found, "topic not found");
+        std::vector<std::string> names{key};
+        names.insert(names.end(), seen->children.begin(), seen->children.end());
+        bool children_moved = false;
+        std::optional<Topic> unchanged;
+        auto stored = store_.change_topics(
+            names,
+            [&](const MetaStore::TopicRecords& read) -> Result<std::vector<MetaStore::TopicWrite>> {
+                const std::optional<Topic>& current = read.find(key)->second;
+                if (!current) return Status(Errc::not_found, "topic not found");
+                std::vector<const Topic*> children;
+                for (const std::string& child : current->children) {
+                    auto it = read.find(child);
+                    if (it == read.end()) {
+                        children_moved = true;  // a child attached since: read it too
+                        return Status(Errc::conflict, "children changed");
+                    }
+                    if (it->second && it->second->parent == key) children.push_back(&*it->second);
+                }
+                NARAD_ASSIGN_OR_RETURN(std::optional<MetaStore::TopicWrite> write,
+                                       plan_update(*snapshot, *current, children, request));
+                if (!write) {
+                    unchanged = *current;
+                    return std::vector<MetaStore::TopicWrite>{};
+                }
+                std::vector<MetaStore::TopicWrite> writes;
+                // A parent's schema is its children's: a new version goes to each of them in the
+                // same write.
+                if (write->topic.schema_versions != current->schema_versions) {
+                    for (const Topic* child : children) {
+                        Topic adopted = *child;
+                        adopted.schema_versions = write->topic.schema_versions;
+                        writes.push_back({std::move(adopted), {}});
+                    }
+                }
+                writes.insert(writes.begin(), std::move(*write));
+                return writes;
+            });
+        if (children_moved) continue;
+        if (!stored.is_ok()) {
+            if (stored.code() == Errc::not_found) return Status(Errc::not_found, "topic not found");
+            return stored.status();
+        }
+        if (unchanged) return *unchanged;
+        return stored->front();
+    }
+    return Status(Errc::conflict, "topic '" + key + "' changed while it was being updated; retry");
+}
+
+// The PATCH applied to `current` (its attached `children` read with it): the record to write with
+// the owners of its added partitions, nullopt when nothing changes, or why it is refused. Every
+// group is validated before anything is written, so a failed PATCH changes nothing.
+Result<std::optional<MetaStore::TopicWrite>> TopicFrontend::plan_update(
+    const MetaState& snapshot, const Topic& current, const std::vector<const Topic*>& children,
+    const UpdateTopicRequest& request) {
+    Topic topic = current;
     if (request.retention_ms) {
         topic.retention_ms = *request.retention_ms;  // 0 keeps messages forever
         NARAD_RETURN_IF_ERROR(check_retention_floor(topic.retention_ms));
-        for (const std::string& child_name : topic.children) {
-            const Topic* child = snapshot->find_topic(child_name);
-            if (child == nullptr || child->parent != topic.name) continue;
+        for (const Topic* child : children) {
             NARAD_RETURN_IF_ERROR(
                 check_delay_buffered(child->fanout_delay_ms, topic.retention_ms, topic.name));
         }
@@ -399,7 +466,7 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
         } else if (topic.max_deliveries == 0) {
             topic.dead_letter_topic.clear();  // max_deliveries 0 alone turns dead letters off
         }
-        NARAD_RETURN_IF_ERROR(check_dead_letter(*snapshot, topic));
+        NARAD_RETURN_IF_ERROR(check_dead_letter(snapshot, topic));
     }
     if (request.partitions != 0) {
         if (request.partitions > policy_.max_partitions) {
@@ -439,52 +506,21 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
             if (!topic.schema().empty()) {
                 NARAD_RETURN_IF_ERROR(check_schema_compatible(topic.schema(), *compact));
             }
-            NARAD_RETURN_IF_ERROR(check_schema_budget(*snapshot, topic, compact->size()));
+            NARAD_RETURN_IF_ERROR(check_schema_budget(snapshot, topic, compact->size()));
             topic.add_schema_version(std::move(*compact));
         } else if (request.partitions == 0 && !request.retention_ms &&
                    !request.max_in_flight_per_partition && !request.max_acked_ahead_per_partition &&
                    !request.max_deliveries && !request.dead_letter_topic) {
-            return *current;  // nothing to write
+            return std::optional<MetaStore::TopicWrite>();  // nothing to write
         }
     }
     std::vector<NodeId> added_owners;
-    if (topic.partitions > current->partitions) {
-        NARAD_ASSIGN_OR_RETURN(added_owners, placement_(*snapshot, topic, current->partitions,
-                                                        topic.partitions - current->partitions));
+    if (topic.partitions > current.partitions) {
+        NARAD_ASSIGN_OR_RETURN(added_owners, placement_(snapshot, topic, current.partitions,
+                                                        topic.partitions - current.partitions));
     }
-    if (topic.role == TopicRole::parent && topic.schema_versions != current->schema_versions) {
-        return update_with_children(std::move(topic), std::move(added_owners));
-    }
-    auto updated = store_.update_topic(topic, std::move(added_owners));
-    if (!updated.is_ok() && updated.code() == Errc::not_found) {
-        return Status(Errc::not_found, "topic not found");
-    }
-    return updated;
-}
-
-// A parent's schema is its children's: a new version is written to every attached child in the
-// same write as the parent's record.
-Result<Topic> TopicFrontend::update_with_children(Topic topic, std::vector<NodeId> added_owners) {
-    std::vector<std::string> names{topic.name};
-    names.insert(names.end(), topic.children.begin(), topic.children.end());
-    auto stored = store_.change_topics(
-        names,
-        [&](const MetaStore::TopicRecords& read) -> Result<std::vector<MetaStore::TopicWrite>> {
-            const std::optional<Topic>& parent = read.find(topic.name)->second;
-            if (!parent || parent->incarnation != topic.incarnation) {
-                return Status(Errc::not_found, "topic not found");
-            }
-            std::vector<MetaStore::TopicWrite> writes{{topic, added_owners}};
-            for (const auto& [name, child] : read) {
-                if (name == topic.name || !child || child->parent != topic.name) continue;
-                Topic adopted = *child;
-                adopted.schema_versions = topic.schema_versions;
-                writes.push_back({std::move(adopted), {}});
-            }
-            return writes;
-        });
-    if (!stored.is_ok()) return stored.status();
-    return stored->front();
+    return std::optional<MetaStore::TopicWrite>(
+        MetaStore::TopicWrite{std::move(topic), std::move(added_owners)});
 }
 
 Status TopicFrontend::remove(std::string_view name) {

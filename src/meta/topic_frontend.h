@@ -92,7 +92,15 @@ class TopicFrontend {
 
   private:
     Result<Topic> create_child(Topic topic, const CreateTopicRequest& request);
-    Result<Topic> update_with_children(Topic topic, std::vector<NodeId> added_owners);
+    Result<std::optional<MetaStore::TopicWrite>> plan_update(
+        const MetaState& snapshot, const Topic& current, const std::vector<const Topic*>& children,
+        const UpdateTopicRequest& request);
+    // Rewrites a parent's and a child's records in one write: `change` gets them as stored
+    // (nullopt: none) and sets what to store, or fails to write nothing. Returns the parent.
+    using Relink =
+        std::function<Status(const std::optional<Topic>& parent_read,
+                             const std::optional<Topic>& child_read, Topic& parent, Topic& child)>;
+    Result<Topic> relink(std::string_view parent, std::string_view child, const Relink& change);
 
     MetaStore& store_;
     Clock& clock_;

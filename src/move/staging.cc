@@ -255,9 +255,15 @@ Result<bool> StagedCopy::finish(const TransferListing& listing, WallTime listed_
     // the copy's high watermark if it ran past it. One that does not verify is left out, and the
     // marker's link rule resumes it from the oldest offset.
     for (const CursorSidecar& sidecar : listing.cursors) {
+        if (!validate_topic_name(sidecar.child).is_ok()) {
+            NARAD_LOG_WARN(
+                "move: a fan-out cursor for a child with an invalid name arrived; "
+                "left out");
+            continue;
+        }
         std::string name = fanout::cursor_file_name(sidecar.child);
         auto cursor = fanout::decode_cursor(sidecar.bytes, name);
-        if (!cursor.is_ok() || !validate_topic_name(sidecar.child).is_ok()) {
+        if (!cursor.is_ok()) {
             NARAD_LOG_WARN("move: the fan-out cursor for child {} arrived damaged; left out",
                            sidecar.child);
             continue;

@@ -893,9 +893,11 @@ const std::vector<Setting>& settings() {
          .bind = NARAD_FIELD(fanout.max_batch_bytes),
          .check =
              [](const Config& c, Problems& p) {
-                 require(p, c.fanout.max_batch_bytes > 0, "fanout.max_batch_bytes must be > 0");
+                 require(p, c.fanout.max_batch_bytes > 0 && c.fanout.max_batch_bytes <= (8 << 20),
+                         "fanout.max_batch_bytes must be > 0 and at most 8388608 (a batch is one "
+                         "commit on the cluster port)");
              },
-         .rule = "> 0",
+         .rule = "> 0, <= 8388608",
          .doc = "Payload bytes copied to a child in one batch."},
         {.key = "fanout.linger_ms",
          .env = "NARAD_FANOUT_LINGER_MS",

@@ -531,27 +531,12 @@ class Node::Impl {
         }
     }
 
-    // The fan-out engine (docs/fanout.md): links run for the parent partitions owned here, and
-    // copies go through the routing committer like any commit, to wherever the child partition
-    // lives.
-    // Fan-out copies and dead letters are commits to wherever the target partition lives: the
-    // routing committer serves both.
-    class RoutedCommits final : public fanout::ChildCommitter, public queue::DeadLetterSink {
-      public:
-        explicit RoutedCommits(wal::PartitionCommitter& committer) : committer_(committer) {}
-        Status commit(const std::string& topic, const std::string& incarnation,
-                      PartitionId partition, std::span<const storage::Record> records) override {
-            return committer_.commit(topic, incarnation, partition, records);
-        }
-
-      private:
-        wal::PartitionCommitter& committer_;
-    };
-
+    // The fan-out engine (docs/fanout.md) and the dead-letterer (docs/dead-letters.md): fan-out
+    // links run for the parent partitions owned here, and copies and dead letters go through the
+    // routing committer, as the dispatcher's batches do, to wherever their partition lives.
     void build_fanout() {
-        routed_commits_ = std::make_unique<RoutedCommits>(*routing_committer_);
         dead_letterer_ =
-            std::make_unique<queue::DeadLetterer>(clock_, *store_, *consume_, *routed_commits_);
+            std::make_unique<queue::DeadLetterer>(clock_, *store_, *consume_, *routing_committer_);
         dead_letter_task_ = std::make_unique<PeriodicTask>(
             "narad-deadletter", Millis(200), [this] { (void)dead_letterer_->run_once(); });
         fanout::FanoutOptions options;
@@ -575,7 +560,7 @@ class Node::Impl {
             return links;
         };
         fanout_ = std::make_unique<fanout::FanoutEngine>(clock_, fs_, *store_, *logs_,
-                                                         *routed_commits_, std::move(options));
+                                                         *routing_committer_, std::move(options));
     }
 
     // Cluster routing (net/peer_pool, wal/routing_committer, wal/owner_liveness): calls for
@@ -907,7 +892,6 @@ class Node::Impl {
     std::unique_ptr<PeriodicTask> root_seeding_;  // until the cluster has its root user
     std::atomic<bool> root_seeded_{false};
     std::unique_ptr<wal::Dispatcher> dispatcher_;
-    std::unique_ptr<RoutedCommits> routed_commits_;
     std::unique_ptr<fanout::FanoutEngine> fanout_;
     std::unique_ptr<queue::DeadLetterer> dead_letterer_;
     std::unique_ptr<PeriodicTask> dead_letter_task_;

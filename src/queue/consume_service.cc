@@ -164,9 +164,11 @@ class ConsumeService::Impl {
         }
         std::vector<ExhaustedMessage> out;
         for (const auto& [key, entry] : entries) {
+            Offset frontier = entry.queue->stats().frontier;
             for (Exhausted& waiting : entry.queue->exhausted()) {
-                out.push_back(
-                    {key.first, entry.incarnation, PartitionId(key.second), std::move(waiting)});
+                bool at_frontier = waiting.offset == frontier;
+                out.push_back({key.first, entry.incarnation, PartitionId(key.second),
+                               std::move(waiting), at_frontier});
             }
         }
         return out;
@@ -176,7 +178,7 @@ class ConsumeService::Impl {
         std::shared_ptr<PartitionQueue> queue =
             existing_queue(message.topic, message.partition, message.incarnation);
         if (!queue || !queue->settle_exhausted(message.exhausted.offset)) return false;
-        wake(message.topic, 1);
+        wake(message.topic, kWakeAll);  // the frontier moved: a capped partition opens up
         return true;
     }
 

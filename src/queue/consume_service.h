@@ -53,6 +53,7 @@ struct ExhaustedMessage {
     IncarnationId incarnation;
     PartitionId partition;
     Exhausted exhausted;
+    bool at_frontier = false;  // every offset below it is settled
 };
 
 struct ConsumeOptions {

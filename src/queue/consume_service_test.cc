@@ -350,7 +350,7 @@ TEST_F(ConsumeServiceTest, StopAnswersParkedLongPolls) {
 }
 
 // Dead letters go straight into this node's logs (which skip a stamp they hold).
-class LogSink final : public DeadLetterSink {
+class LogSink final : public storage::PartitionCommitter {
   public:
     explicit LogSink(storage::LogManager& logs) : logs_(logs) {}
     Status commit(const std::string& topic, const std::string&, PartitionId partition,
@@ -430,6 +430,24 @@ TEST_F(ConsumeServiceTest, PoisonMessageIsDeadLetteredOnceAndThePartitionMovesOn
     auto next = consume({.topic = "t", .partition = PartitionId(0)}).value();
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].offset, Offset(1));
+    // A later poison message waits for the messages before it: dead letters go in offset order.
+    {
+        auto log = logs_->get("t", PartitionId(0), storage::CreateIfMissing::yes).value();
+        storage::Record late{.key = "", .value = "late poison"};
+        ASSERT_TRUE(log->append(std::span(&late, 1)).is_ok());
+    }
+    for (int i = 0; i < 2; ++i) {
+        auto got = consume({.topic = "t", .partition = PartitionId(0)}).value();
+        ASSERT_EQ(got.size(), 1u);
+        ASSERT_EQ(got[0].offset, Offset(2));
+        ASSERT_TRUE(service_->settle("t", PartitionId(0), Offset(2), got[0].lease_id, Settle::nack)
+                        .is_ok());
+    }
+    EXPECT_EQ(dead_letters.run_once(), 0u);  // offset 1 is still out
+    ASSERT_TRUE(
+        service_->settle("t", PartitionId(0), Offset(1), next[0].lease_id, Settle::ack).is_ok());
+    EXPECT_EQ(dead_letters.run_once(), 1u);
+    EXPECT_EQ(dlq_records().size(), 2u);
 
     // The settle is lost (a crash right after the commit): a fresh service delivers it again.
     service_->stop();
@@ -440,7 +458,7 @@ TEST_F(ConsumeServiceTest, PoisonMessageIsDeadLetteredOnceAndThePartitionMovesOn
     DeadLetterer after_crash(SystemClock::instance(), *store_, *service_, sink);
     ASSERT_NO_FATAL_FAILURE(poison_twice());
     EXPECT_EQ(after_crash.run_once(), 1u);
-    EXPECT_EQ(dlq_records().size(), 1u);
+    EXPECT_EQ(dlq_records().size(), 2u);
 }
 
 }  // namespace

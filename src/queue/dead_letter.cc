@@ -1,5 +1,7 @@
 #include "queue/dead_letter.h"
 
+#include <set>
+
 #include "base/checksum.h"
 #include "base/failpoint.h"
 #include "base/json_text.h"
@@ -18,6 +20,11 @@ struct Metrics {
     metrics::Family<metrics::Counter>& failures = metrics::Registry::global().counter(
         "narad_dead_letter_failures_total",
         "Dead letters the dead-letter topic did not take (retried; the message waits).", {"topic"});
+    metrics::Family<metrics::Counter>& unreadable = metrics::Registry::global().counter(
+        "narad_dead_letter_unreadable_total",
+        "Exhausted messages settled without a dead letter: retention deleted them or their frame "
+        "is damaged.",
+        {"topic"});
 };
 
 Metrics& metrics_instance() {
@@ -28,7 +35,7 @@ Metrics& metrics_instance() {
 }  // namespace
 
 DeadLetterer::DeadLetterer(Clock& clock, meta::MetaStore& store, ConsumeService& consume,
-                           DeadLetterSink& sink)
+                           storage::PartitionCommitter& sink)
     : clock_(clock), store_(store), consume_(consume), sink_(sink) {}
 
 IngressId DeadLetterer::stamp_ingress(const ExhaustedMessage& message) {
@@ -41,9 +48,7 @@ IngressId DeadLetterer::stamp_ingress(const ExhaustedMessage& message) {
         sum.update(part);
     }
     uint32_t partition = message.partition.value();
-    uint64_t offset = message.exhausted.offset.value();
     sum.update(&partition, sizeof partition);
-    sum.update(&offset, sizeof offset);
     return IngressId(sum.digest() | 1);
 }
 
@@ -70,17 +75,29 @@ std::string DeadLetterer::envelope(const ExhaustedMessage& message, const Delive
 
 size_t DeadLetterer::run_once() {
     size_t settled = 0;
+    size_t attempts = 0;
+    std::set<std::string> refusing;  // dead-letter topics that failed in this pass
     for (const ExhaustedMessage& message : consume_.exhausted()) {
+        if (!message.at_frontier) continue;  // after the messages before it
+        if (++attempts > kMaxPerPass) break;
         meta::MetaSnapshot view = store_.snapshot();
         const meta::Topic* source = view->find_topic(message.topic);
         if (source == nullptr || source->incarnation != message.incarnation) continue;
+        if (refusing.count(source->dead_letter_topic) > 0) continue;
         const meta::Topic* target = view->find_topic(source->dead_letter_topic);
         auto record = consume_.replay(message.topic, message.partition, message.exhausted.offset);
-        Status committed;
-        if (!record.is_ok() || !*record) {
-            // Retention took it (the partition settles it), or it cannot be read now.
+        if (!record.is_ok() && record.code() == Errc::gone) {
+            // Retention deleted it or its frame is damaged: there is nothing left to send.
+            NARAD_LOG_WARN("{}/{}@{} is gone ({}); settled without a dead letter", message.topic,
+                           message.partition.value(), message.exhausted.offset.value(),
+                           record.status().message());
+            if (consume_.settle_exhausted(message)) {
+                metrics_instance().unreadable.with({message.topic}).inc();
+            }
             continue;
         }
+        if (!record.is_ok() || !*record) continue;  // not readable now: next pass
+        Status committed;
         if (target == nullptr) {
             committed = Status(Errc::not_found, "dead_letter_topic \"" + source->dead_letter_topic +
                                                     "\" does not exist");
@@ -90,12 +107,15 @@ size_t DeadLetterer::run_once() {
             uint32_t partitions = std::max<uint32_t>(target->partitions, 1);
             uint32_t partition =
                 key.empty() ? message.partition.value() % partitions : fnv1a32(key) % partitions;
-            storage::Record letter{key, value, clock_.wall_ms(),
-                                   storage::ProducerStamp{stamp_ingress(message), WalSeq(1)}};
+            storage::Record letter{
+                key, value, clock_.wall_ms(),
+                storage::ProducerStamp{stamp_ingress(message),
+                                       WalSeq(message.exhausted.offset.value() + 1)}};
             committed = sink_.commit(target->name, target->incarnation.value(),
                                      PartitionId(partition), std::span(&letter, 1));
         }
         if (!committed.is_ok()) {
+            refusing.insert(source->dead_letter_topic);
             metrics_instance().failures.with({message.topic}).inc();
             MonoTime now = clock_.now();
             if (now - failure_logged_ >= std::chrono::seconds(30)) {

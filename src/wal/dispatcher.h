@@ -36,21 +36,14 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "storage/partition_committer.h"
 #include "storage/record.h"
 #include "wal/ingress_wal.h"
 
 namespace narad::wal {
 
-// Where the dispatcher sends a batch: the local partition log now, the owner node in a cluster.
-class PartitionCommitter {
-  public:
-    virtual ~PartitionCommitter() = default;
-    // Commits the records (all for `topic`/`partition`, incarnation `incarnation`) as one batch.
-    // Must be idempotent by producer stamp. Errc::not_found means the topic, partition or
-    // incarnation is gone and the records are to be dropped; any other error means "retry later".
-    virtual Status commit(const std::string& topic, const std::string& incarnation,
-                          PartitionId partition, std::span<const storage::Record> records) = 0;
-};
+// Where the dispatcher sends a batch: the local partition log, or the owner node in a cluster.
+using PartitionCommitter = storage::PartitionCommitter;
 
 // Decides, before each batch, whether a partition's queued records go to another partition of
 // the same topic instead (wal/owner_liveness.h: a dead owner's records go to a live sibling).

@@ -43,6 +43,46 @@ bool within(const std::function<bool()>& done, std::chrono::milliseconds limit =
     return done();
 }
 
+// The sum of the high watermarks of `topic`'s partitions, as `node` reports them.
+int64_t committed_on(const NodeProcess& node, const std::string& topic) {
+    json details = call(node, "GET", "/v1/topics/" + topic).parsed();
+    int64_t total = 0;
+    for (const auto& p : details.value("partition_stats", json::array())) {
+        total += p.value("high_watermark", int64_t{0});
+    }
+    return total;
+}
+
+// Every committed message of `topic`, replayed one offset at a time, partition by partition.
+std::vector<json> replay_all(const NodeProcess& node, const std::string& topic) {
+    std::vector<json> messages;
+    json details = call(node, "GET", "/v1/topics/" + topic).parsed();
+    for (const auto& p : details.value("partition_stats", json::array())) {
+        int index = p["index"];
+        for (int64_t offset = 0; offset < p.value("high_watermark", int64_t{0}); ++offset) {
+            messages.push_back(call(node, "GET",
+                                    "/v1/topics/" + topic + "/consume?partition=" +
+                                        std::to_string(index) + "&offset=" + std::to_string(offset))
+                                   .parsed());
+        }
+    }
+    return messages;
+}
+
+// Never early: each copy in `child` was committed (whole seconds on the wire) at least its parent
+// record's time plus the delay's whole seconds; records are matched by key.
+void expect_never_early(const NodeProcess& node, const std::string& parent,
+                        const std::string& child, int64_t delay_ms) {
+    std::map<std::string, int64_t> parent_time;
+    for (const json& m : replay_all(node, parent)) parent_time[m.value("key", "")] = m["timestamp"];
+    for (const json& m : replay_all(node, child)) {
+        ASSERT_TRUE(m.contains("key")) << m.dump();
+        EXPECT_GE(m["timestamp"].get<int64_t>(),
+                  parent_time.at(m["key"].get<std::string>()) + delay_ms / 1000)
+            << m.dump();
+    }
+}
+
 class FanoutConformanceTest : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {
@@ -85,28 +125,12 @@ class FanoutConformanceTest : public ::testing::Test {
         }
         return false;
     }
-    int64_t committed(const std::string& topic) {
-        json details = call(*node_, "GET", "/v1/topics/" + topic).parsed();
-        int64_t total = 0;
-        for (const auto& p : details.value("partition_stats", json::array())) {
-            total += p.value("high_watermark", int64_t{0});
-        }
-        return total;
-    }
+    int64_t committed(const std::string& topic) { return committed_on(*node_, topic); }
     // Every committed record of `topic`, replayed, as key → payloads in offset order.
     std::map<std::string, std::vector<json>> replay(const std::string& topic) {
         std::map<std::string, std::vector<json>> by_key;
-        json details = call(*node_, "GET", "/v1/topics/" + topic).parsed();
-        for (const auto& p : details.value("partition_stats", json::array())) {
-            int index = p["index"];
-            for (int64_t offset = 0; offset < p.value("high_watermark", int64_t{0}); ++offset) {
-                json message =
-                    call(*node_, "GET",
-                         "/v1/topics/" + topic + "/consume?partition=" + std::to_string(index) +
-                             "&offset=" + std::to_string(offset))
-                        .parsed();
-                by_key[message.value("key", "")].push_back(message["payload"]);
-            }
+        for (const json& message : replay_all(*node_, topic)) {
+            by_key[message.value("key", "")].push_back(message["payload"]);
         }
         return by_key;
     }
@@ -294,33 +318,8 @@ TEST_F(FanoutConformanceTest, DelayChildEndToEnd) {
     for (int i = 0; i < 3; ++i) produce("dly-parent", "k" + std::to_string(i), {{"seq", i}});
     ASSERT_TRUE(within([&] { return committed("dly-child") == 3; }));
     EXPECT_GE(std::chrono::steady_clock::now() - produced_at, std::chrono::milliseconds(delay_ms));
-    // Never early: each copy's commit time (whole seconds on the wire) is at least its parent
-    // record's plus the delay's whole seconds. The unit tests check it to the millisecond.
-    std::map<std::string, int64_t> parent_time;
-    json parent = call(*node_, "GET", "/v1/topics/dly-parent").parsed();
-    for (const auto& p : parent["partition_stats"]) {
-        for (int64_t offset = 0; offset < p["high_watermark"].get<int64_t>(); ++offset) {
-            json m = call(*node_, "GET",
-                          "/v1/topics/dly-parent/consume?partition=" +
-                              std::to_string(p["index"].get<int>()) +
-                              "&offset=" + std::to_string(offset))
-                         .parsed();
-            parent_time[m["key"].get<std::string>()] = m["timestamp"].get<int64_t>();
-        }
-    }
-    json child = call(*node_, "GET", "/v1/topics/dly-child").parsed();
-    for (const auto& p : child["partition_stats"]) {
-        for (int64_t offset = 0; offset < p["high_watermark"].get<int64_t>(); ++offset) {
-            json m = call(*node_, "GET",
-                          "/v1/topics/dly-child/consume?partition=" +
-                              std::to_string(p["index"].get<int>()) +
-                              "&offset=" + std::to_string(offset))
-                         .parsed();
-            ASSERT_TRUE(m.contains("key"));
-            EXPECT_GE(m["timestamp"].get<int64_t>(),
-                      parent_time.at(m["key"].get<std::string>()) + delay_ms / 1000);
-        }
-    }
+    // The unit tests check the delay to the millisecond.
+    expect_never_early(*node_, "dly-parent", "dly-child", delay_ms);
     EXPECT_EQ(call(*node_, "DELETE", "/v1/topics/dly-parent/children/dly-child").status, 204);
     EXPECT_EQ(call(*node_, "POST", "/v1/topics/dly-child/produce", R"({"v":2})").status, 202);
 }
@@ -649,19 +648,11 @@ TEST(DeadLetterCrashTest, CrashBetweenTheDeadLetterAndTheAckLosesAndDoublesNothi
     node.env().erase("NARAD_FAILPOINTS");
     node.restart();
     ASSERT_NO_FATAL_FAILURE(nack_twice());
-    auto held = [&](const std::string& topic) {
-        json details = call(node, "GET", "/v1/topics/" + topic).parsed();
-        int64_t total = 0;
-        for (const auto& p : details.value("partition_stats", json::array())) {
-            total += p.value("high_watermark", int64_t{0});
-        }
-        return total;
-    };
     // Settled: the source partition has nothing more to deliver.
     ASSERT_TRUE(within([&] {
         return call(node, "GET", "/v1/topics/dlc-source/consume?partition=0").status == 204;
     }));
-    EXPECT_EQ(held("dlc-target"), 1);
+    EXPECT_EQ(committed_on(node, "dlc-target"), 1);
     EXPECT_EQ(node.stop(), 0);
 }
 
@@ -695,37 +686,10 @@ TEST(FanoutRestartTest, DelayWindowSurvivesKillOfTheParentsOwner) {
     }
     node.kill();
     node.restart();
-    auto held = [&](const std::string& topic) {
-        json details = call(node, "GET", "/v1/topics/" + topic).parsed();
-        int64_t total = 0;
-        for (const auto& p : details.value("partition_stats", json::array())) {
-            total += p.value("high_watermark", int64_t{0});
-        }
-        return total;
-    };
-    ASSERT_TRUE(within([&] { return held("rs-parent") == 5; }));
-    ASSERT_TRUE(within([&] { return held("rs-child") == 5; }));
+    ASSERT_TRUE(within([&] { return committed_on(node, "rs-parent") == 5; }));
+    ASSERT_TRUE(within([&] { return committed_on(node, "rs-child") == 5; }));
     EXPECT_GE(std::chrono::steady_clock::now() - produced_at, std::chrono::milliseconds(delay_ms));
-    std::map<std::string, int64_t> parent_time;
-    for (const std::string topic : {"rs-parent", "rs-child"}) {
-        json details = call(node, "GET", "/v1/topics/" + topic).parsed();
-        for (const auto& p : details["partition_stats"]) {
-            for (int64_t offset = 0; offset < p["high_watermark"].get<int64_t>(); ++offset) {
-                json m = call(node, "GET",
-                              "/v1/topics/" + topic +
-                                  "/consume?partition=" + std::to_string(p["index"].get<int>()) +
-                                  "&offset=" + std::to_string(offset))
-                             .parsed();
-                std::string key = m["key"].get<std::string>();
-                if (topic == "rs-parent") {
-                    parent_time[key] = m["timestamp"].get<int64_t>();
-                } else {
-                    EXPECT_GE(m["timestamp"].get<int64_t>(), parent_time.at(key) + delay_ms / 1000)
-                        << key;
-                }
-            }
-        }
-    }
+    expect_never_early(node, "rs-parent", "rs-child", delay_ms);
     EXPECT_EQ(node.stop(), 0);
 }
 
