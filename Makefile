@@ -71,7 +71,8 @@ bench: deps
 		-DNARAD_TESTS=OFF -DNARAD_BENCH=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BENCH_DIR) --target narad narad-compare -j $(JOBS)
 	@$(BENCH_DIR)/narad-compare --workloads bench/workloads --narad $(BENCH_DIR)/narad \
-		--markdown docs/benchmarks.md --csv docs/benchmarks.csv --command "make bench"
+		--markdown docs/benchmarks.md --csv docs/benchmarks.csv --command "make bench" \
+		--commit "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
 
 # Single-node Narad workloads through `narad bench` (bench/run.sh).
 bench-single: build

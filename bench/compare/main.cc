@@ -34,6 +34,7 @@ struct Flags {
     std::string markdown;
     std::string csv;
     std::string command;
+    std::string commit;
     double scale = 1.0;
     double sync_seconds = 3.0;
     double loopback_seconds = 2.0;
@@ -171,6 +172,7 @@ int run(const Flags& flags, const std::string& invocation) {
     ReportInput report;
     report.date = utc_now();
     report.command = flags.command;
+    report.commit = flags.commit;
     report.invocation = invocation;
     report.machine = describe(read_machine_info());
     report.workloads = order_workloads(*workloads);
@@ -240,6 +242,7 @@ int main(int argc, char** argv) {
     app.add_option("--markdown", flags.markdown,
                    "a markdown file whose <!-- compare:begin/end --> section is replaced");
     app.add_option("--csv", flags.csv, "write the rows as CSV here");
+    app.add_option("--commit", flags.commit, "the commit of the code measured, for the report");
     app.add_option("--command", flags.command,
                    "how to describe this run in the report (default: the command line)");
     app.add_option("--scale", flags.scale, "multiply every count, duration and warm-up")

@@ -199,6 +199,7 @@ std::string render_markdown(const ReportInput& input) {
     } else {
         out << "`" << input.invocation << "`.\n\n";
     }
+    if (!input.commit.empty()) out << "Code measured: commit `" << input.commit << "`.\n\n";
     out << "Machine: " << input.machine << ". Servers and client share it; the client used "
         << fixed(input.client_cpu_s, 1) << " CPU-seconds over the whole run (per row below).\n\n";
     out << "Each system runs on loopback from a fresh data directory, started by the runner, "
@@ -208,7 +209,9 @@ std::string render_markdown(const ReportInput& input) {
            "carries a run id, a message id and its send time, and the runner counts unique ids "
            "(\"lost\" = produced and acknowledged but never consumed+acked). End-to-end latency "
            "is from send to receipt by a consumer. A warm-up (see the table) runs first and is "
-           "discarded.\n\n";
+           "discarded. A server's peak RSS and CPU count the processes it started as well "
+           "(Narad's supervised etcd member, Redis's rewrite forks): its peak RSS is the sum of "
+           "each one's peak.\n\n";
     out << render_workloads_table(input.workloads) << "\n";
     if (input.limits) {
         out << "What the machine allows, measured in the same run (data directory "

@@ -68,6 +68,7 @@ struct ReportInput {
     std::string date;        // "2026-12-01 10:20 UTC"
     std::string command;     // how the run was started, e.g. "make bench" (may be empty)
     std::string invocation;  // narad-compare's own command line, exactly
+    std::string commit;      // the commit of the code measured (may be empty)
     std::string machine;     // describe(MachineInfo)
     std::optional<LimitsResult> limits;
     std::vector<Workload> workloads;

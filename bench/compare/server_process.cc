@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -129,15 +130,56 @@ void ServerProcess::kill() {
 
 std::optional<uint64_t> ServerProcess::peak_rss_bytes() const {
     if (pid_.load() <= 0) return std::nullopt;
-    return parse_vm_hwm_bytes(read_text_file("/proc/" + std::to_string(pid_.load()) + "/status"));
+    std::optional<uint64_t> total;
+    for (pid_t pid : process_tree(pid_.load())) {
+        auto peak = parse_vm_hwm_bytes(read_text_file("/proc/" + std::to_string(pid) + "/status"));
+        if (peak) total = total.value_or(0) + *peak;
+    }
+    return total;
 }
 
 std::optional<double> ServerProcess::cpu_seconds() const {
     if (pid_.load() <= 0) return std::nullopt;
-    auto ticks =
-        parse_stat_cpu_ticks(read_text_file("/proc/" + std::to_string(pid_.load()) + "/stat"));
+    std::optional<uint64_t> ticks;
+    for (pid_t pid : process_tree(pid_.load())) {
+        auto own = parse_stat_cpu_ticks(read_text_file("/proc/" + std::to_string(pid) + "/stat"));
+        if (own) ticks = ticks.value_or(0) + *own;
+    }
     if (!ticks) return std::nullopt;
     return double(*ticks) / double(::sysconf(_SC_CLK_TCK));
+}
+
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<std::pair<pid_t, pid_t>>& parents) {
+    std::vector<pid_t> tree{root};
+    for (size_t next = 0; next < tree.size(); ++next) {
+        for (const auto& [pid, parent] : parents) {
+            if (parent == tree[next] && pid != root) tree.push_back(pid);
+        }
+    }
+    return tree;
+}
+
+std::vector<pid_t> process_tree(pid_t root) {
+    std::vector<std::pair<pid_t, pid_t>> parents;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        auto parent = parse_stat_ppid(read_text_file(entry.path().string() + "/stat"));
+        if (parent) parents.emplace_back(static_cast<pid_t>(std::stol(name)), *parent);
+    }
+    return descendants_of(root, parents);
+}
+
+std::optional<pid_t> parse_stat_ppid(const std::string& stat_text) {
+    // "pid (comm) state ppid ...": counted from the last ')', as comm may hold anything.
+    const size_t close = stat_text.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    std::istringstream in(stat_text.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (!(in >> state >> ppid) || ppid < 0) return std::nullopt;
+    return static_cast<pid_t>(ppid);
 }
 
 std::string ServerProcess::log_tail(size_t bytes) const {

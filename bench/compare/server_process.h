@@ -43,10 +43,14 @@ class ServerProcess {
     // How it ended, once reaped: "exit 1", "signal 9".
     const std::string& exit_description() const { return exit_description_; }
 
-    // VmHWM of /proc/<pid>/status in bytes.
+    // What the server costs counts the processes it started too (Narad supervises its etcd
+    // member; Redis forks to rewrite its AOF): both figures are over the server and its live
+    // descendants (process_tree()).
+    // The sum of their VmHWM (/proc/<pid>/status) in bytes: each one's peak, so an upper bound of
+    // the peak of the sum.
     std::optional<uint64_t> peak_rss_bytes() const;
-    // utime + stime + cutime + cstime of /proc/<pid>/stat in seconds (its own CPU and that of
-    // the children it waited for).
+    // The sum of their utime + stime + cutime + cstime (/proc/<pid>/stat) in seconds: their own
+    // CPU and that of the children they waited for.
     std::optional<double> cpu_seconds() const;
     // The last `bytes` of its log, for error messages.
     std::string log_tail(size_t bytes) const;
@@ -67,6 +71,13 @@ Result<std::string> find_executable(const std::string& name);
 Result<uint16_t> free_port(bool pair = false);
 // The whole text of a file (procfs included, whose sizes read 0); empty if it cannot be read.
 std::string read_text_file(const std::string& path);
+
+// `root` and every live descendant of it, found in /proc (root first).
+std::vector<pid_t> process_tree(pid_t root);
+// `root` and its descendants in a map of pid → parent pid (root first, then breadth first).
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<std::pair<pid_t, pid_t>>& parents);
+// The parent pid in a /proc/<pid>/stat line.
+std::optional<pid_t> parse_stat_ppid(const std::string& stat_text);
 
 // Parsers of /proc text, exposed for tests: "VmHWM:  1234 kB" → bytes; the stat line → ticks of
 // CPU (utime + stime + cutime + cstime).

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <thread>
 
 namespace narad::compare {
 namespace {
@@ -24,6 +25,43 @@ TEST(ProcParseTest, StatCpuTicksSurviveACommandWithSpacesAndParentheses) {
     EXPECT_FALSE(parse_stat_cpu_ticks("4242 (x) S 1 2").has_value());
     EXPECT_FALSE(parse_stat_cpu_ticks("4242 (x) S 1 2 3 4 5 6 7 8 9 10 11 x 13").has_value());
     EXPECT_FALSE(parse_stat_cpu_ticks("garbage").has_value());
+}
+
+TEST(ProcParseTest, ParentPidAndDescendants) {
+    // Rule: the parent pid is the second field after the last ')'; a tree holds the root and
+    // every process whose ancestry leads to it, nothing else.
+    EXPECT_EQ(parse_stat_ppid("77 (etcd (member)) S 42 77 77 0"), std::optional<pid_t>(42));
+    EXPECT_FALSE(parse_stat_ppid("garbage").has_value());
+    std::vector<std::pair<pid_t, pid_t>> parents{{42, 1}, {77, 42}, {78, 77}, {90, 1}, {91, 90}};
+    EXPECT_EQ(descendants_of(42, parents), (std::vector<pid_t>{42, 77, 78}));
+    EXPECT_EQ(descendants_of(90, parents), (std::vector<pid_t>{90, 91}));
+}
+
+TEST(ServerProcessTest, CostCountsTheProcessesItStarted) {
+    // Rule: a server's peak RSS and CPU include its live children (Narad's etcd member): the tree
+    // of a shell running two sleeps is the shell and both sleeps, and its RSS is more than the
+    // shell's alone.
+    char dir[] = "/tmp/narad-process-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    ServerProcess process;
+    ProcessSpec spec;
+    spec.executable = "sh";
+    spec.args = {"-c", "sleep 60 & sleep 60 & wait"};
+    spec.log_path = std::string(dir) + "/log";
+    ASSERT_TRUE(process.start(spec).is_ok());
+    std::vector<pid_t> tree;
+    for (int i = 0; i < 500 && tree.size() < 3; ++i) {
+        tree = process_tree(process.pid());
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(tree.size(), 3u);
+    EXPECT_EQ(tree.front(), process.pid());
+    auto shell_alone =
+        parse_vm_hwm_bytes(read_text_file("/proc/" + std::to_string(process.pid()) + "/status"));
+    ASSERT_TRUE(shell_alone.has_value());
+    EXPECT_GT(process.peak_rss_bytes().value_or(0), *shell_alone);
+    process.stop(5'000);
+    std::filesystem::remove_all(dir);
 }
 
 TEST(FindExecutableTest, SearchesPathAndRejectsMissingFiles) {
