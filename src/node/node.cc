@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "api/access.h"
 #include "api/api.h"
@@ -203,7 +204,8 @@ class Node::Impl {
         net::ServerOptions server_options;
         server_options.address = host.empty() ? "0.0.0.0" : host;
         server_options.port = port;
-        server_options.threads = 2;
+        // One I/O thread per core (at least two): they only parse, route and answer.
+        server_options.threads = std::max(2u, std::thread::hardware_concurrency());
         // The batch produce route takes bodies up to 16 MiB; every other route keeps 1 MiB.
         server_options.body_limit_ceiling_bytes = api::kMaxBatchBodyBytes;
         server_options.read_timeout = std::chrono::duration_cast<Millis>(config_.http.read_timeout);
@@ -437,6 +439,7 @@ class Node::Impl {
         if (store_ && watch_id_ != 0) store_->unwatch(watch_id_);
         // Last: the controller resigns and the liveness key goes only once nothing is served.
         if (cluster_) cluster_->stop();
+        if (disk_usage_) disk_usage_->stop();
         if (collector_id_ != 0) metrics::Registry::global().remove_collector(collector_id_);
         if (logs_) logs_->close_all();
         if (started_) NARAD_LOG_INFO("narad node {} stopped", config_.cluster.node_id);
@@ -826,22 +829,24 @@ class Node::Impl {
                 topic_bytes.with({name}).set(bytes);
             }
             partitions_total.get().set(open_partitions);
-            data_size.get().set(static_cast<double>(data_directory_bytes()));
-            auto space = fs_.space(config_.storage.data_dir);
-            if (space.is_ok())
-                data_available.get().set(static_cast<double>(space->available_bytes));
+            // Measured by the disk-usage task: a scrape (on an HTTP thread) touches no disk.
+            data_size.get().set(static_cast<double>(data_bytes_.load()));
+            if (uint64_t available = data_available_.load(); available != kUnknownSpace) {
+                data_available.get().set(static_cast<double>(available));
+            }
         });
+        disk_usage_ = std::make_unique<PeriodicTask>("narad-disk-usage", std::chrono::seconds(30),
+                                                     [this] { measure_disk_usage(); });
+        disk_usage_->start();
+        disk_usage_->run_now();
     }
 
-    // Bytes of the regular files under the data directory (temporary files excluded), rescanned at
-    // most every 30 s because a walk of a large data directory is not free.
-    uint64_t data_directory_bytes() {
-        MonoTime now = clock_.now();
-        if (data_bytes_scanned_ != MonoTime() &&
-            now - data_bytes_scanned_ < std::chrono::seconds(30)) {
-            return data_bytes_;
-        }
-        data_bytes_scanned_ = now;
+    // The bytes of the regular files under the data directory (temporary files excluded) and the
+    // free bytes of its disk, every 30 s on a thread of its own: a walk of a large data directory
+    // is not free, and never runs on an HTTP thread.
+    void measure_disk_usage() {
+        auto space = fs_.space(config_.storage.data_dir);
+        data_available_ = space.is_ok() ? space->available_bytes : kUnknownSpace;
         uint64_t total = 0;
         std::vector<std::string> pending{config_.storage.data_dir};
         while (!pending.empty()) {
@@ -861,13 +866,14 @@ class Node::Impl {
             }
         }
         data_bytes_ = total;
-        return total;
     }
 
     Config config_;
     std::set<std::string> reported_topics_;  // only touched by the metrics collector
-    MonoTime data_bytes_scanned_;
-    uint64_t data_bytes_ = 0;
+    static constexpr uint64_t kUnknownSpace = UINT64_MAX;
+    std::atomic<uint64_t> data_bytes_{0};
+    std::atomic<uint64_t> data_available_{kUnknownSpace};
+    std::unique_ptr<PeriodicTask> disk_usage_;
     io::FileSystem& fs_ = node_file_system(config_.storage.data_dir);
     Clock& clock_ = SystemClock::instance();
     storage::TopicGuards guards_;
