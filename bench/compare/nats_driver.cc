@@ -18,6 +18,11 @@ constexpr const char* kConsumer = "workers";
 constexpr int64_t kPullExpiresMs = 1'000;
 constexpr int64_t kPollMs = 100;
 constexpr int64_t kStallWaitMs = 1'000;
+// How a plain libnats JetStream client is run at its best: up to 1024 publishes in flight per
+// connection (a sliding window), and pull requests for 500 messages, the next one sent once half
+// of the current one has arrived, so the consumer never waits a round trip with nothing in flight.
+constexpr int64_t kPublishWindow = 1'024;
+constexpr uint32_t kPullBatch = 500;
 constexpr int64_t kApiWaitMs = 10'000;
 
 std::string status_text(natsStatus s, std::string_view what) {
@@ -103,11 +108,8 @@ Result<std::unique_ptr<NatsDriver::Client>> open_client(const std::string& url,
     return client;
 }
 
-// Publishes each claimed batch asynchronously, then waits for all its acks
-// (js_PublishAsyncComplete) before the next: at most batchSize unacknowledged messages per
-// connection, as Redis's pipeline and Narad's batch request have. (A sliding window refilled on
-// every ack wakes the producer thread once per message, which on this 2-core VM costs the
-// client more CPU than the server spends on the message.)
+// Publishes every claimed message asynchronously, up to kPublishWindow unacknowledged (the
+// library stalls the call when the window is full), and waits for the last acks at the end.
 void produce_loop(NatsDriver::Client& client, const std::vector<std::string>& subjects,
                   uint32_t batch, Flow& flow) {
     jsPubOptions complete;
@@ -124,20 +126,18 @@ void produce_loop(NatsDriver::Client& client, const std::vector<std::string>& su
             }
             if (s != NATS_OK) flow.produce_failed(1, status_text(s, "publish"));
         }
-        complete.MaxWait = std::max<int64_t>(1, (flow.deadline_ns() - mono_ns()) / 1'000'000);
-        const natsStatus s = js_PublishAsyncComplete(client.js, &complete);
-        if (s != NATS_OK) {
-            flow.produce_failed(0, status_text(s, "waiting for publish acks"));
-            return;
-        }
     }
+    complete.MaxWait = std::max<int64_t>(1, (flow.deadline_ns() - mono_ns()) / 1'000'000);
+    const natsStatus s = js_PublishAsyncComplete(client.js, &complete);
+    if (s != NATS_OK) flow.produce_failed(0, status_text(s, "waiting for publish acks"));
 }
 
 // The pull protocol itself, as the client library's fetch sends it: a request for up to `batch`
 // messages to $JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>, answered on the consumer's own inbox
-// until the batch is complete or the request expires (a 404/408 status message). Messages are
-// handled as they arrive, so a message never waits for its batch to fill; each is acked
-// explicitly with "+ACK" to its reply subject. (libnats 3.4.1's natsSubscription_Fetch can
+// until the batch is complete or the request expires (a 404/408 status message). The next
+// request goes out once half of the current one has arrived. Messages are handled as they
+// arrive, so a message never waits for its batch to fill; each is acked explicitly with "+ACK"
+// to its reply subject. (libnats 3.4.1's natsSubscription_Fetch can
 // overrun its message array when messages are already pending — fixed upstream in nats.c
 // #749 — which crashed this harness, so the driver does not use it.)
 void consume_loop(NatsDriver::Client& client, const std::string& inbox, uint32_t batch,
@@ -146,7 +146,7 @@ void consume_loop(NatsDriver::Client& client, const std::string& inbox, uint32_t
         std::string("$JS.API.CONSUMER.MSG.NEXT.") + kStream + "." + kConsumer;
     const std::string request = "{\"batch\":" + std::to_string(batch) +
                                 ",\"expires\":" + std::to_string(kPullExpiresMs * 1'000'000) + "}";
-    uint32_t outstanding = 0;  // messages the open pull request may still deliver
+    uint32_t outstanding = 0;  // messages the open pull requests may still deliver
     int64_t request_expires_ns = 0;
     uint64_t acked = 0;
     int64_t first_ack_ns = 0;
@@ -156,7 +156,7 @@ void consume_loop(NatsDriver::Client& client, const std::string& inbox, uint32_t
     };
     while (!flow.consumers_should_stop()) {
         const int64_t now = mono_ns();
-        if (outstanding == 0 || now > request_expires_ns) {
+        if (outstanding <= batch / 2 || now > request_expires_ns) {
             const natsStatus s = natsConnection_PublishRequestString(
                 client.connection, next_subject.c_str(), inbox.c_str(), request.c_str());
             if (s != NATS_OK) {
@@ -165,7 +165,7 @@ void consume_loop(NatsDriver::Client& client, const std::string& inbox, uint32_t
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
                 continue;
             }
-            outstanding = batch;
+            outstanding += batch;
             // The server ends the request itself; this only guards against a lost status.
             request_expires_ns = now + (kPullExpiresMs + 1'000) * 1'000'000;
         }
@@ -283,8 +283,7 @@ Status NatsDriver::prepare(const Workload& workload) {
     consumer.AckPolicy = js_AckExplicit;
     consumer.AckWait = int64_t(30) * 1'000'000'000;
     // Enough leases for every consumer's batch several times over, as Narad's default allows.
-    consumer.MaxAckPending =
-        std::max<int64_t>(1'000, int64_t(workload.consumers) * workload.batch * 4);
+    consumer.MaxAckPending = std::max<int64_t>(1'000, int64_t(workload.consumers) * kPullBatch * 4);
     jsConsumerInfo* consumer_info = nullptr;
     s = js_AddConsumer(&consumer_info, admin->js, kStream, &consumer, nullptr, &error);
     if (consumer_info != nullptr) jsConsumerInfo_Destroy(consumer_info);
@@ -294,7 +293,7 @@ Status NatsDriver::prepare(const Workload& workload) {
 
 Status NatsDriver::connect(const Workload& workload) {
     for (uint32_t i = 0; i < workload.producers; ++i) {
-        NARAD_ASSIGN_OR_RETURN(auto client, open_client(url(), workload.batch));
+        NARAD_ASSIGN_OR_RETURN(auto client, open_client(url(), kPublishWindow));
         producers_.push_back(std::move(client));
     }
     for (uint32_t i = 0; i < workload.consumers; ++i) {
@@ -320,7 +319,7 @@ Status NatsDriver::run(const Workload& workload, Flow& flow) {
     std::vector<std::thread> consumer_threads;
     for (auto& client : consumers_) {
         consumer_threads.emplace_back([&client = *client, &workload, &flow] {
-            consume_loop(client, client.inbox, workload.batch, flow);
+            consume_loop(client, client.inbox, std::max(workload.batch, kPullBatch), flow);
         });
     }
     std::vector<std::thread> producer_threads;

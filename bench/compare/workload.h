@@ -38,8 +38,10 @@ struct Workload {
     bool message_bytes_set = false;
     uint32_t producers = 1;  // producersPerTopic: producer connections
     uint32_t consumers = 1;  // consumerPerSubscription: consumer connections
-    // batchSize: messages per request (Narad batch routes), per pipeline flush (Redis), per fetch
-    // (NATS), and each producer's window of unacknowledged messages.
+    // batchSize: messages per request (Narad batch routes) and per pipeline flush (Redis), and
+    // each of their producers' window of unacknowledged messages. NATS runs as its own best
+    // client does instead: a publish window of 1024 and pull requests of at least 500
+    // (nats_driver.cc).
     uint32_t batch = 1;
     double producer_rate = 0;        // producerRate, messages/s over all producers; 0 = "max"
     double rate_percent_of_max = 0;  // ratePercentOfMax: a share of this system's own max
