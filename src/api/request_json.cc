@@ -174,14 +174,18 @@ Result<std::string> base64_field(std::string_view text, const char* what) {
     return std::move(*decoded);
 }
 
-// One message of a batch: its fields as raw text, validated and decoded. Errors carry no index;
-// the caller adds it.
-Result<wal::ProduceMessage> decode_batch_message(std::string_view item) {
+// Whether a batch body nests so little that no payload in it can pass kPayloadMaxDepth.
+enum class PayloadDepth { to_check, within_limit };
+
+// One message of a batch (an element of a body that scan_document passed): its fields as raw
+// text, validated and decoded. Errors carry no index; the caller adds it.
+Result<wal::ProduceMessage> decode_batch_message(std::string_view item, PayloadDepth depth) {
     const std::string go = "produceBatchRequest";
     if (item.front() != '{') {
         return raw_type_error(item, go, "messages", "handlers.produceBatchMessage");
     }
-    auto members = json_scan::object_members(item);
+    auto members =
+        json_scan::object_members(item, json_scan::kGoMaxDepth, json_scan::Validity::scanned);
     if (!members) return raw_type_error(item, go, "messages", "handlers.produceBatchMessage");
     // Go's decoder lets the last of duplicate keys win.
     std::map<std::string, std::string_view> fields;
@@ -234,7 +238,8 @@ Result<wal::ProduceMessage> decode_batch_message(std::string_view item) {
         NARAD_ASSIGN_OR_RETURN(message.value, base64_field(*encoded, "invalid payload: "));
     } else if (!payload_encoding.empty()) {
         return Status(Errc::invalid_argument, R"(invalid payload_encoding: want "base64" or none)");
-    } else if (json_scan::nests_deeper_than(raw_payload, json_scan::kPayloadMaxDepth)) {
+    } else if (depth == PayloadDepth::to_check &&
+               json_scan::nests_deeper_than(raw_payload, json_scan::kPayloadMaxDepth)) {
         return too_deep("payload");
     } else {
         // Stored exactly as written: the consume path hands a JSON value back verbatim, so
@@ -337,7 +342,9 @@ Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view b
     json_scan::Scan scan = json_scan::scan_document(body, json_scan::kGoMaxDepth);
     if (scan.outcome == json_scan::Outcome::too_deep) return too_deep("payload");
     if (scan.outcome == json_scan::Outcome::syntax_error) return syntax_error(body);
-    auto top = json_scan::object_members(body);
+    // The body is valid from here on: its slices are not checked again.
+    const auto scanned = json_scan::Validity::scanned;
+    auto top = json_scan::object_members(body, json_scan::kGoMaxDepth, scanned);
     if (!top) {
         std::string type = raw_type_name(body.substr(json_scan::skip_space(body, 0), 1));
         if (type.starts_with("number")) type = "number";
@@ -352,7 +359,8 @@ Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view b
     std::vector<std::string_view> items;
     if (list && *list != "null") {
         // At most one element past the bound is looked at, however many the body holds.
-        auto elements = json_scan::array_elements(*list, json_scan::kGoMaxDepth, kMaxProduceBatch);
+        auto elements =
+            json_scan::array_elements(*list, json_scan::kGoMaxDepth, kMaxProduceBatch, scanned);
         if (!elements) return raw_type_error(*list, "produceBatchRequest", "messages", "[]message");
         items = std::move(*elements);
     }
@@ -364,8 +372,13 @@ Result<std::vector<wal::ProduceMessage>> decode_produce_batch(std::string_view b
     }
     std::vector<wal::ProduceMessage> messages;
     messages.reserve(items.size());
+    // A payload sits three levels down (body, messages, item): a body no deeper than the payload
+    // limit plus those three holds no payload past it.
+    const PayloadDepth depth = scan.depth <= json_scan::kPayloadMaxDepth + 3
+                                   ? PayloadDepth::within_limit
+                                   : PayloadDepth::to_check;
     for (size_t i = 0; i < items.size(); ++i) {
-        auto message = decode_batch_message(items[i]);
+        auto message = decode_batch_message(items[i], depth);
         if (!message.is_ok()) {
             const Status& error = message.status();
             // A body-level decode failure (a wrong type, an unknown field) is Go's whole-body

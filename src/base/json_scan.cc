@@ -1,5 +1,7 @@
 #include "base/json_scan.h"
 
+#include <cstring>
+
 #include "base/json_text.h"
 
 namespace narad::json_scan {
@@ -8,6 +10,20 @@ namespace {
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// Whether any of the eight bytes of `word` ends a plain run inside a string literal: a quote, a
+// backslash or a control byte (below 0x20). Exact: the word-wide zero-byte test may misplace the
+// marker bits above the first match, but it is never zero when a byte matches, nor set when none
+// does.
+bool stops_string_scan(uint64_t word) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull;
+    constexpr uint64_t kHighs = 0x8080808080808080ull;
+    auto zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+    const uint64_t quote = zero_byte(word ^ (kOnes * '"'));
+    const uint64_t backslash = zero_byte(word ^ (kOnes * '\\'));
+    const uint64_t control = (word - kOnes * 0x20) & ~word & kHighs;
+    return (quote | backslash | control) != 0;
+}
 
 size_t skip_digits(std::string_view text, size_t pos) {
     while (pos < text.size() && is_digit(text[pos])) ++pos;
@@ -94,7 +110,15 @@ size_t skip_space(std::string_view text, size_t pos) {
 std::optional<size_t> scan_string(std::string_view text, size_t pos) {
     if (pos >= text.size() || text[pos] != '"') return std::nullopt;
     ++pos;
-    while (pos < text.size()) {
+    for (;;) {
+        // Eight bytes at a time past the ordinary ones, which is most of any payload.
+        while (pos + 8 <= text.size()) {
+            uint64_t word;
+            std::memcpy(&word, text.data() + pos, sizeof(word));
+            if (stops_string_scan(word)) break;
+            pos += 8;
+        }
+        if (pos >= text.size()) return std::nullopt;
         const unsigned char c = static_cast<unsigned char>(text[pos]);
         if (c == '"') return pos + 1;
         if (c < 0x20) return std::nullopt;
@@ -116,7 +140,6 @@ std::optional<size_t> scan_string(std::string_view text, size_t pos) {
         }
         ++pos;
     }
-    return std::nullopt;
 }
 
 Scan scan_value(std::string_view text, size_t pos, uint32_t max_depth, Visitor* visitor) {
@@ -227,8 +250,11 @@ Scan scan_document(std::string_view text, uint32_t max_depth) {
     return scan;
 }
 
-std::optional<RawMembers> object_members(std::string_view text, uint32_t max_depth) {
-    if (scan_document(text, max_depth).outcome != Outcome::ok) return std::nullopt;
+std::optional<RawMembers> object_members(std::string_view text, uint32_t max_depth,
+                                         Validity validity) {
+    if (validity == Validity::unchecked && scan_document(text, max_depth).outcome != Outcome::ok) {
+        return std::nullopt;
+    }
     // The text is valid: only the boundaries of each member are left to find.
     size_t pos = skip_space(text, 0);
     if (text[pos] != '{') return std::nullopt;
@@ -248,8 +274,11 @@ std::optional<RawMembers> object_members(std::string_view text, uint32_t max_dep
 }
 
 std::optional<std::vector<std::string_view>> array_elements(std::string_view text,
-                                                            uint32_t max_depth, size_t limit) {
-    if (scan_document(text, max_depth).outcome != Outcome::ok) return std::nullopt;
+                                                            uint32_t max_depth, size_t limit,
+                                                            Validity validity) {
+    if (validity == Validity::unchecked && scan_document(text, max_depth).outcome != Outcome::ok) {
+        return std::nullopt;
+    }
     size_t pos = skip_space(text, 0);
     if (text[pos] != '[') return std::nullopt;
     std::vector<std::string_view> elements;

@@ -63,17 +63,23 @@ inline bool nests_deeper_than(std::string_view text, uint32_t limit) {
 // quote; nullopt if there is no valid literal there.
 std::optional<size_t> scan_string(std::string_view text, size_t pos);
 
+// Whether the text handed to object_members or array_elements has already been checked: a whole
+// document that scan_document passed, or a complete value sliced from one. `scanned` skips the
+// check (the caller vouches for it); `unchecked` makes it.
+enum class Validity { unchecked, scanned };
+
 // The members of a top-level object, in order, each value as its raw text (duplicates kept).
 // nullopt if `text` is not one valid object no deeper than `max_depth`.
 using RawMembers = std::vector<std::pair<std::string, std::string_view>>;
-std::optional<RawMembers> object_members(std::string_view text, uint32_t max_depth = kGoMaxDepth);
+std::optional<RawMembers> object_members(std::string_view text, uint32_t max_depth = kGoMaxDepth,
+                                         Validity validity = Validity::unchecked);
 
 // The elements of a top-level array, each as its raw text; nullopt if `text` is not one valid
 // array no deeper than `max_depth`. Stops after `limit` + 1 elements (so a caller can tell "over
 // the limit" without holding every element of a huge array).
 std::optional<std::vector<std::string_view>> array_elements(
     std::string_view text, uint32_t max_depth = kGoMaxDepth,
-    size_t limit = std::numeric_limits<size_t>::max() - 1);
+    size_t limit = std::numeric_limits<size_t>::max() - 1, Validity validity = Validity::unchecked);
 
 // The raw text of the last member named `name` (Go's decoder lets the last duplicate win).
 std::optional<std::string_view> find_member(const RawMembers& members, std::string_view name);

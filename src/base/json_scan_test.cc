@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -90,6 +91,55 @@ TEST(JsonScanTest, RawMembersAndElements) {
 
 // Rule: string literals decode as Go's json.Unmarshal does (escapes, surrogate pairs, U+FFFD for
 // what cannot be decoded).
+// Rule: a string literal ends at its first unescaped quote and fails at a control byte or a bad
+// escape wherever the byte falls, including inside or at the edge of the eight-byte words the
+// scanner skips at once. Checked against a byte-at-a-time reference for every position of every
+// byte near the boundaries that matter.
+TEST(JsonScanTest, StringEndIsTheSameAtEveryPositionOfAWord) {
+    auto reference = [](std::string_view text) -> std::optional<size_t> {
+        for (size_t pos = 1; pos < text.size(); ++pos) {
+            const unsigned char c = static_cast<unsigned char>(text[pos]);
+            if (c == '"') return pos + 1;
+            if (c < 0x20) return std::nullopt;
+            if (c == '\\') {
+                if (++pos >= text.size()) return std::nullopt;
+                if (text[pos] == 'u') {
+                    if (pos + 4 >= text.size()) return std::nullopt;
+                    for (size_t k = 1; k <= 4; ++k) {
+                        if (!std::isxdigit(static_cast<unsigned char>(text[pos + k]))) {
+                            return std::nullopt;
+                        }
+                    }
+                    pos += 4;
+                } else if (std::string_view("\"\\/bfnrt").find(text[pos]) ==
+                           std::string_view::npos) {
+                    return std::nullopt;
+                }
+            }
+        }
+        return std::nullopt;
+    };
+    const std::vector<std::string> specials = {
+        "\"",   "\\",   "\\n",  "\\u00e9", "\\x", std::string(1, '\0'),
+        "\x1f", " ",    "!",    "#",       "[",   "]",
+        "\x7f", "\x80", "\xff", "\\\"",    "\\\\"};
+    size_t checked = 0;
+    for (size_t length = 0; length <= 24; ++length) {
+        for (size_t at = 0; at <= length; ++at) {
+            for (const std::string& special : specials) {
+                std::string body(length, 'a');
+                body.insert(at, special);
+                for (const std::string& text : {"\"" + body + "\"", "\"" + body}) {
+                    ASSERT_EQ(scan_string(text, 0), reference(text))
+                        << "length " << length << ", at " << at << ": " << text;
+                    ++checked;
+                }
+            }
+        }
+    }
+    EXPECT_GT(checked, 10'000u);
+}
+
 TEST(JsonScanTest, DecodesStrings) {
     EXPECT_EQ(decode_string(R"("a\"\\\/\b\f\n\r\t")"), "a\"\\/\b\f\n\r\t");
     EXPECT_EQ(decode_string(R"("\u00e9\ud83d\ude00")"), "\xc3\xa9\xf0\x9f\x98\x80");
