@@ -35,7 +35,9 @@ class FaultInjectionFileSystem::TrackedFile final : public File {
 
     Result<size_t> read_at(uint64_t offset, char* buffer, size_t size) const override {
         NARAD_RETURN_IF_ERROR(fs_.check(FsOp::read, path()));
-        return base_->read_at(offset, buffer, size);
+        NARAD_ASSIGN_OR_RETURN(size_t read, base_->read_at(offset, buffer, size));
+        fs_.bytes_read_ += read;
+        return read;
     }
 
     Status sync() override {

@@ -47,6 +47,8 @@ class FaultInjectionFileSystem final : public FileSystem {
 
     // How many times `op` was called (on any path).
     int count(FsOp op) const;
+    // Bytes every read_at so far returned (on any path).
+    uint64_t bytes_read() const { return bytes_read_.load(); }
 
     Result<std::unique_ptr<File>> open(const std::string& path, OpenOptions options) override;
     Status rename(const std::string& from, const std::string& to) override;
@@ -97,8 +99,9 @@ class FaultInjectionFileSystem final : public FileSystem {
     std::set<std::string> unsynced_creates_;             // GUARDED_BY(mutex_) entry not yet durable
     std::vector<PendingRename> pending_renames_;         // GUARDED_BY(mutex_)
     std::map<FsOp, int> counts_;                         // GUARDED_BY(mutex_)
-    int backup_sequence_ = 0;                            // GUARDED_BY(mutex_)
-    uint64_t dropped_bytes_ = 0;                         // GUARDED_BY(mutex_)
+    std::atomic<uint64_t> bytes_read_{0};
+    int backup_sequence_ = 0;     // GUARDED_BY(mutex_)
+    uint64_t dropped_bytes_ = 0;  // GUARDED_BY(mutex_)
 };
 
 }  // namespace narad::io

@@ -96,7 +96,24 @@ Result<ReadResult> PartitionLogImpl::read(Offset from, size_t max_records, size_
 
 Result<bool> PartitionLogImpl::read_segment(SegmentView& view, ReadState& state) {
     const Offset segment_base = view.segment->base;
-    ChunkReader reader(*view.file, view.size_bytes, state.chunk_bytes);
+    // Read about as far as the wanted records reach, not a whole chunk for a few small records:
+    // the last wanted offset's frame ends at or before the frame of the offset after it (a frame
+    // of several records may end past it, and is then read on).
+    size_t chunk_bytes = state.chunk_bytes;
+    if (state.next < view.end) {
+        const uint64_t wanted =
+            state.max_records - state.result.records.size() - state.result.corrupt.size();
+        NARAD_ASSIGN_OR_RETURN(uint32_t first, lookup(view, state.next));
+        uint64_t last_end = view.size_bytes;
+        if (state.next.value() + wanted < view.end.value()) {
+            // A damaged index only costs the estimate; the loop reports it where it matters.
+            if (auto stop = lookup(view, state.next + wanted); stop.is_ok()) last_end = *stop;
+        }
+        const uint64_t span = last_end > first ? last_end - first : 0;
+        chunk_bytes =
+            static_cast<size_t>(std::clamp<uint64_t>(span, kFrameHeaderBytes, state.chunk_bytes));
+    }
+    ChunkReader reader(*view.file, view.size_bytes, chunk_bytes);
 
     // Reports the offsets from state.next that share the damaged frame's index entry.
     auto corrupt_run = [&](uint32_t position, Offset stop) -> Status {

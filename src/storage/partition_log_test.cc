@@ -111,6 +111,25 @@ TEST_F(PartitionLogTest, ReadLimitsAndTheHighWatermark) {
     }
 }
 
+// Rule: a read takes from the file about what the records it returns occupy. A few small records
+// are not read with a whole chunk (up to 1 MiB under a consume's 4 MiB byte budget), and a read of
+// many records still returns every one of them.
+TEST_F(PartitionLogTest, ReadTakesFromTheFileWhatItsRecordsOccupy) {
+    open_log();
+    append_values(0, 2000);
+    const uint64_t before = fs_.bytes_read();
+    auto few = log_->read(Offset(0), 10, 4 << 20);
+    ASSERT_TRUE(few.is_ok());
+    ASSERT_EQ(few->records.size(), 10u);
+    EXPECT_LT(fs_.bytes_read() - before, 4096u) << "bytes read for 10 records of 8 bytes";
+    auto rest = log_->read(Offset(10), 5000, 4 << 20);
+    ASSERT_TRUE(rest.is_ok());
+    ASSERT_EQ(rest->records.size(), 1990u);
+    for (size_t i = 0; i < rest->records.size(); ++i) {
+        ASSERT_EQ(rest->records[i].value, value_of(10 + i));
+    }
+}
+
 // Rule: an empty append changes nothing and reports the HWM.
 TEST_F(PartitionLogTest, EmptyAppendIsANoOp) {
     open_log();

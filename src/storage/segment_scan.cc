@@ -71,21 +71,22 @@ Result<uint64_t> resync(ChunkReader& reader, uint64_t from, Offset next, Offset 
 Result<std::string_view> ChunkReader::view(uint64_t position, size_t size) {
     if (position >= limit_) return std::string_view();
     size = static_cast<size_t>(std::min<uint64_t>(size, limit_ - position));
-    if (position >= buffer_position_ && position + size <= buffer_position_ + buffer_.size()) {
-        return std::string_view(buffer_).substr(position - buffer_position_, size);
+    if (position >= buffer_position_ && position + size <= buffer_position_ + buffer_size_) {
+        return std::string_view(buffer_.get() + (position - buffer_position_), size);
     }
     size_t want =
         static_cast<size_t>(std::min<uint64_t>(std::max(size, chunk_bytes_), limit_ - position));
-    buffer_.resize(want);
-    ++reads_;
-    auto got = file_.read_at(position, buffer_.data(), want);
-    if (!got.is_ok()) {
-        buffer_.clear();
-        return got.status();
+    // The buffer is read into, never zero-filled first; it only grows.
+    if (want > buffer_capacity_) {
+        buffer_ = std::make_unique_for_overwrite<char[]>(want);
+        buffer_capacity_ = want;
     }
-    buffer_.resize(*got);
+    buffer_size_ = 0;
+    ++reads_;
+    NARAD_ASSIGN_OR_RETURN(size_t got, file_.read_at(position, buffer_.get(), want));
+    buffer_size_ = got;
     buffer_position_ = position;
-    return std::string_view(buffer_).substr(0, std::min(size, *got));
+    return std::string_view(buffer_.get(), std::min(size, got));
 }
 
 Result<SegmentScan> scan_active_segment(const io::File& file, Offset base,

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,9 @@ class ChunkReader {
     const io::File& file_;
     uint64_t limit_;
     size_t chunk_bytes_;
-    std::string buffer_;
+    std::unique_ptr<char[]> buffer_;
+    size_t buffer_capacity_ = 0;
+    size_t buffer_size_ = 0;  // bytes of the buffer holding the file from buffer_position_
     uint64_t buffer_position_ = 0;
     uint64_t reads_ = 0;
 };
