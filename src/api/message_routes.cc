@@ -184,47 +184,59 @@ Result<std::vector<queue::Delivery>> consume_now(ApiContext& context,
     return std::move(*out);
 }
 
-// A topic-wide consume whose topic has partitions on other nodes: this node's partitions first,
-// then each live owner of the others (local only there), until one has messages or `wait` is
-// over; between rounds it parks on the local partitions for at most kPollSlice.
+// A topic-wide consume whose topic has partitions on other nodes. Its sources are this node's
+// partitions and each live owner of the others (local only there); each request starts at the
+// next source in turn and takes the first that has messages, so every owner's partitions get
+// their share of the consumers whichever node they call, even when this node's own partitions
+// never run dry. When every source is empty it parks on the local partitions for at most
+// kPollSlice, then asks them all again, until `wait` is over.
 void scatter_consume(ApiContext& context, const std::string& topic, const ConsumeParams& params,
                      std::vector<NodeId> owners, net::Responder respond) {
     static std::atomic<uint64_t> rotation{0};
-    size_t start = owners.empty() ? 0 : rotation++ % owners.size();
-    run_routed(context, std::move(respond), [&context, topic, params, owners, start] {
+    const size_t sources = owners.size() + 1;  // 0 is this node
+    const size_t start = rotation++ % sources;
+    run_routed(context, std::move(respond), [&context, topic, params, owners, start, sources] {
         MonoTime deadline = context.clock.now() + params.wait;
         std::string target = internal_topic_target(topic, "/consume?wait=0");
         if (params.batch) target += "&max=" + std::to_string(params.max);
-        Millis wait{0};
-        while (true) {
+        auto local = [&](Millis wait) -> std::optional<net::HttpResponse> {
             queue::ConsumeRequest request;
             request.topic = topic;
             request.max = params.max;
             request.wait = wait;
-            auto local = consume_now(context, std::move(request));
-            if (!local.is_ok()) return domain_error_response(local.status(), "consume");
-            if (!local->empty()) return messages_response(context, topic, *local, params.batch);
-            meta::MetaSnapshot snapshot = context.store.snapshot();
-            for (size_t i = 0; i < owners.size(); ++i) {
-                const NodeId& owner = owners[(start + i) % owners.size()];
-                if (context.liveness != nullptr &&
-                    snapshot->is_dead(owner, context.clock.now(), context.liveness->dead_after())) {
-                    continue;
-                }
-                auto reply =
-                    context.peers->call(owner, "GET", target, "", "", context.peer_timeout);
-                if (!reply.is_ok()) continue;  // an unreachable owner must not stall the rest
-                if (reply->status == 200 || reply->status == 404) {
-                    net::HttpResponse response;
-                    response.status = reply->status;
-                    response.content_type = reply->content_type;
-                    response.body = std::move(reply->body);
-                    return response;
-                }
+            auto taken = consume_now(context, std::move(request));
+            if (!taken.is_ok()) return domain_error_response(taken.status(), "consume");
+            if (taken->empty()) return std::nullopt;
+            return messages_response(context, topic, *taken, params.batch);
+        };
+        auto remote = [&](const NodeId& owner) -> std::optional<net::HttpResponse> {
+            if (context.liveness != nullptr &&
+                context.store.snapshot()->is_dead(owner, context.clock.now(),
+                                                  context.liveness->dead_after())) {
+                return std::nullopt;
+            }
+            auto reply = context.peers->call(owner, "GET", target, "", "", context.peer_timeout);
+            // An unreachable owner must not stall the rest.
+            if (!reply.is_ok() || (reply->status != 200 && reply->status != 404)) {
+                return std::nullopt;
+            }
+            net::HttpResponse response;
+            response.status = reply->status;
+            response.content_type = reply->content_type;
+            response.body = std::move(reply->body);
+            return response;
+        };
+        while (true) {
+            for (size_t i = 0; i < sources; ++i) {
+                const size_t source = (start + i) % sources;
+                auto answer = source == 0 ? local(Millis{0}) : remote(owners[source - 1]);
+                if (answer) return std::move(*answer);
             }
             MonoTime now = context.clock.now();
             if (now >= deadline || context.shutting_down()) return empty_response(204);
-            wait = std::min(std::chrono::duration_cast<Millis>(deadline - now), kPollSlice);
+            auto parked =
+                local(std::min(std::chrono::duration_cast<Millis>(deadline - now), kPollSlice));
+            if (parked) return std::move(*parked);
         }
     });
 }

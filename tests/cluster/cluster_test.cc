@@ -206,6 +206,53 @@ TEST_F(HealthyClusterTest, ProduceAndConsumeThroughEveryNode) {
     }
 }
 
+// Rule: a topic-wide consume through one node takes its turn at every owner's partitions, so the
+// partitions owned elsewhere are served even while the node's own partitions never run dry.
+TEST_F(HealthyClusterTest, TopicWideConsumeServesEveryOwnerWhileLocalPartitionsStayFull) {
+    Cluster& cluster = *cluster_;
+    constexpr int kPartitions = 6;
+    constexpr int kPerPartition = 40;
+    constexpr int kConsumes = 30;
+    auto client = cluster.node(1).client(seconds(10));
+    create_topic(client, "turns", kPartitions);
+    ASSERT_TRUE(describe_topic(cluster, 1, "turns", kPartitions));
+    for (int p = 0; p < kPartitions; ++p) {
+        for (int i = 0; i < kPerPartition; ++i) {
+            auto response = client.post("/v1/topics/turns/produce?partition=" + std::to_string(p),
+                                        "{\"id\":" + std::to_string(i) + "}");
+            ASSERT_TRUE(response.is_ok() && response->status == 202) << describe(response);
+        }
+    }
+    std::optional<json> topic;
+    bool committed = eventually(
+        [&] {
+            topic = describe_topic(cluster, 1, "turns", kPartitions);
+            if (!topic) return false;
+            for (const auto& stats : (*topic)["partition_stats"]) {
+                if (stats.value("high_watermark", 0) < kPerPartition) return false;
+            }
+            return true;
+        },
+        seconds(30), milliseconds(100));
+    ASSERT_TRUE(committed) << (topic ? topic->dump() : "no topic");
+    std::map<int, std::string> owner;
+    for (const auto& stats : (*topic)["partition_stats"]) {
+        owner[stats["index"].get<int>()] = stats["owner_node"].get<std::string>();
+    }
+    // n1 owns two partitions of 40: thirty consumes could all be served locally.
+    std::map<std::string, int> served;
+    for (int i = 0; i < kConsumes; ++i) {
+        auto response = client.get("/v1/topics/turns/consume");
+        ASSERT_TRUE(response.is_ok() && response->status == 200) << describe(response);
+        auto message = json::parse(response->body);
+        ++served[owner.at(message["partition"].get<int>())];
+    }
+    for (const std::string node : {"n1", "n2", "n3"}) {
+        EXPECT_GE(served[node], kConsumes / 5)
+            << "consumes through n1 served by each owner: " << json(served).dump();
+    }
+}
+
 // Rule: while one node is SIGKILLed (and until it is seen dead and after), unkeyed produce through
 // the two others keeps answering 202; after the node restarts, everything accepted anywhere —
 // including what the killed node accepted before it died — is consumed: lost = 0.
