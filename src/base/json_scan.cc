@@ -100,6 +100,51 @@ uint32_t hex4(std::string_view text) {
     return value;
 }
 
+// One past the string literal opening at text[pos] of text known to be valid JSON: the first
+// quote after it that an even run of backslashes precedes.
+size_t skip_valid_string(std::string_view text, size_t pos) {
+    size_t from = pos + 1;
+    for (;;) {
+        const void* found = std::memchr(text.data() + from, '"', text.size() - from);
+        if (found == nullptr) return text.size();  // not valid after all: the caller's bounds hold
+        const size_t quote = static_cast<size_t>(static_cast<const char*>(found) - text.data());
+        size_t run = quote;
+        while (run > pos + 1 && text[run - 1] == '\\') --run;
+        if ((quote - run) % 2 == 0) return quote + 1;
+        from = quote + 1;
+    }
+}
+
+// One past the value at text[pos] of text known to be valid JSON (scan_document passed it), found
+// without checking the grammar again: brackets are counted, strings skipped to their closing
+// quote.
+size_t skip_valid_value(std::string_view text, size_t pos) {
+    size_t depth = 0;
+    while (pos < text.size()) {
+        const char c = text[pos];
+        if (c == '"') {
+            pos = skip_valid_string(text, pos);
+            if (depth == 0) return pos;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+            ++pos;
+        } else if (c == '}' || c == ']') {
+            ++pos;
+            if (--depth == 0) return pos;
+        } else if (depth == 0) {
+            // A number or literal on its own ends where the next token or whitespace begins.
+            while (pos < text.size() && !is_space(text[pos]) && text[pos] != ',' &&
+                   text[pos] != '}' && text[pos] != ']') {
+                ++pos;
+            }
+            return pos;
+        } else {
+            ++pos;
+        }
+    }
+    return pos;
+}
+
 }  // namespace
 
 size_t skip_space(std::string_view text, size_t pos) {
@@ -265,7 +310,7 @@ std::optional<RawMembers> object_members(std::string_view text, uint32_t max_dep
         auto key = decode_string(text.substr(pos, key_end - pos));
         pos = skip_space(text, key_end) + 1;  // past ':'
         pos = skip_space(text, pos);
-        const size_t value_end = scan_value(text, pos, max_depth).end;
+        const size_t value_end = skip_valid_value(text, pos);
         members.emplace_back(key.value_or(""), text.substr(pos, value_end - pos));
         pos = skip_space(text, value_end);
         if (text[pos] == ',') pos = skip_space(text, pos + 1);
@@ -284,7 +329,7 @@ std::optional<std::vector<std::string_view>> array_elements(std::string_view tex
     std::vector<std::string_view> elements;
     pos = skip_space(text, pos + 1);
     while (text[pos] != ']' && elements.size() <= limit) {
-        const size_t end = scan_value(text, pos, max_depth).end;
+        const size_t end = skip_valid_value(text, pos);
         elements.push_back(text.substr(pos, end - pos));
         pos = skip_space(text, end);
         if (text[pos] == ',') pos = skip_space(text, pos + 1);

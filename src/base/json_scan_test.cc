@@ -215,6 +215,52 @@ bool overflows(const std::string& text) {
 // Rule (fuzz): on random and mutated documents the scanner agrees with an independent parser
 // (nlohmann's accept) on validity, and its depth limit never accepts a deeper document. Bounded
 // to a few seconds.
+// Rule: the members and elements of a valid document are its values exactly as written, however
+// their strings escape quotes and backslashes or hold brackets: each slice parses to the value an
+// independent parser finds at that place.
+TEST(JsonScanTest, MembersAndElementsAgreeWithAnIndependentParser) {
+    const std::vector<std::string> tricky = {R"("a\"b")",
+                                             R"("\\")",
+                                             R"("\\\"]")",
+                                             R"("]}[{,:")",
+                                             R"("\u0022")",
+                                             R"("x\\\\")",
+                                             R"(["\\",{"q\"":"\\\""}])"};
+    std::mt19937_64 rng(0xb0da);
+    size_t checked = 0;
+    for (int run = 0; run < 3000; ++run) {
+        std::vector<std::string> values;
+        for (size_t i = 0, n = 1 + rng() % 5; i < n; ++i) {
+            values.push_back(rng() % 3 == 0 ? tricky[rng() % tricky.size()]
+                                            : random_value(rng, 1 + static_cast<int>(rng() % 4)));
+        }
+        std::string array = "[";
+        std::string object = "{";
+        for (size_t i = 0; i < values.size(); ++i) {
+            array += (i > 0 ? " , " : "") + values[i];
+            object +=
+                (i > 0 ? "," : "") + std::string("\"k") + std::to_string(i) + "\" : " + values[i];
+        }
+        array += "]";
+        object += "}";
+        ASSERT_TRUE(nlohmann::json::accept(array)) << array;
+        auto elements = array_elements(array);
+        ASSERT_TRUE(elements) << array;
+        ASSERT_EQ(elements->size(), values.size()) << array;
+        auto members = object_members(object);
+        ASSERT_TRUE(members) << object;
+        ASSERT_EQ(members->size(), values.size()) << object;
+        for (size_t i = 0; i < values.size(); ++i) {
+            const auto expected = nlohmann::json::parse(values[i]);
+            ASSERT_EQ(nlohmann::json::parse((*elements)[i]), expected) << array;
+            ASSERT_EQ(nlohmann::json::parse((*members)[i].second), expected) << object;
+            ASSERT_EQ((*members)[i].first, "k" + std::to_string(i)) << object;
+            ++checked;
+        }
+    }
+    EXPECT_GT(checked, 3000u);
+}
+
 TEST(JsonScanTest, FuzzAgreesWithAnIndependentParser) {
     std::mt19937_64 rng(0x5eed);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
