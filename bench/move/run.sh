@@ -16,7 +16,9 @@
 #
 #   bench/move/run.sh [BUILD_DIR]    BUILD_DIR defaults to build/release
 #   environment: NARAD_MOVE_BENCH_PORT (default 19842; uses PORT..PORT+23 and PORT+100..PORT+123),
-#                FILL_MIB (default 512)
+#                FILL_MIB (default 512); NARAD_BENCH_DOC=<markdown file> also writes the table
+#                into that file's `moves` section (bench/doc_section.py); NARAD_BENCH_COMMIT names
+#                the commit measured.
 set -euo pipefail
 
 build_dir=${1:-build/release}
@@ -178,7 +180,11 @@ cat >"$raw/p2-load.json" <<EOF
 {"t0": $t0, "t1": $t1, "size0": $size0, "size1": $size1, "target_mib_s": 5.0,
  "flags": "narad bench fz $load_flags"}
 EOF
-printf '{"date": "%s", "command": "%s", "load_start": %s, "load_end": %s, "cores": %s}\n' \
-    "$started" "$command" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" "$(nproc)" >"$raw/run.json"
+printf '{"date": "%s", "command": "%s", "commit": "%s", "load_start": %s, "load_end": %s, "cores": %s}\n' \
+    "$started" "$command" "${NARAD_BENCH_COMMIT:-}" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" \
+    "$(nproc)" >"$raw/run.json"
 stop_nodes
 python3 "$analyze" report "$raw" "$out_dir/moves.md"
+if [ -n "${NARAD_BENCH_DOC:-}" ]; then
+    python3 "$here/../doc_section.py" "$NARAD_BENCH_DOC" moves <"$out_dir/moves.md"
+fi

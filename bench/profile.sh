@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Where a single node's time goes under one `narad bench` workload: starts a fresh node from
+# BUILD_DIR on loopback (with its own etcd member), runs the workload against it, and prints the
+# client's report, the node's CPU-seconds (narad and its etcd member, from /proc) and its fsync
+# counts (WAL and partition logs, from /metrics). With PERF=1, `perf record` samples the node for
+# a few seconds in the middle of the run (perf.data in BUILD_DIR/bench/); read it with
+# `perf report -i BUILD_DIR/bench/perf.data --no-children --sort sym`.
+#
+#   bench/profile.sh [BUILD_DIR] [narad bench flags...]
+#   e.g. bench/profile.sh build/bench --count 500000 --size 256 --batch 100 --connections 6 \
+#            --consumers 3 --consume
+set -euo pipefail
+
+build_dir=${1:-build/release}
+shift || true
+flags=("$@")
+[ ${#flags[@]} -eq 0 ] && flags=(--count 500000 --size 256 --batch 100 --connections 6 --consumers 3 --consume)
+narad="$build_dir/narad"
+[ -x "$narad" ] || { echo "profile: $narad not found; run 'make build' first" >&2; exit 1; }
+out_dir="$build_dir/bench"
+mkdir -p "$out_dir"
+port=${NARAD_BENCH_PORT:-19942}
+server="127.0.0.1:$port"
+data_dir=$(mktemp -d /tmp/narad-profile-XXXXXX)
+secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+node=""
+perf_pid=""
+cleanup() {
+    [ -n "$perf_pid" ] && wait "$perf_pid" 2>/dev/null || true
+    [ -n "$node" ] && kill "$node" 2>/dev/null && wait "$node" 2>/dev/null || true
+    rm -rf "$data_dir"
+}
+trap cleanup EXIT
+
+NARAD_SECURITY_ENABLED=false NARAD_CLUSTER_SECRET=$secret "$narad" serve --node-id n1 \
+    --addr "$server" --cluster-port $((port + 1)) --etcd-client-port $((port + 2)) \
+    --etcd-peer-port $((port + 3)) --data-dir "$data_dir/n1" --log-format text \
+    --log-level warn >"$data_dir/n1.log" 2>&1 &
+node=$!
+for _ in $(seq 1 600); do
+    curl -fs "http://$server/readyz" >/dev/null 2>&1 && break
+    sleep 0.05
+done
+curl -fs "http://$server/readyz" >/dev/null || { cat "$data_dir/n1.log" >&2; exit 1; }
+
+# CPU ticks of the node and every process under it (its etcd member).
+tree_ticks() {
+    local total=0 pid
+    for pid in $1 $(pgrep -P "$1" || true); do
+        [ -r "/proc/$pid/stat" ] || continue
+        total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+    done
+    echo "$total"
+}
+if [ "${PERF:-0}" = 1 ]; then
+    (sleep 1; perf record -F 499 -g -p "$node" -o "$out_dir/perf.data" -- sleep 4 \
+        >/dev/null 2>&1) &
+    perf_pid=$!
+fi
+before=$(tree_ticks "$node")
+"$narad" -s "$server" bench profile --create --partitions 6 --servers "$server" "${flags[@]}"
+after=$(tree_ticks "$node")
+hz=$(getconf CLK_TCK)
+echo "node CPU (narad + etcd): $(python3 -c "print(f'{($after - $before) / $hz:.2f}')") s"
+curl -fs "http://$server/metrics" | awk '
+    /^narad_wal_fsync_duration_seconds_count/ { wal += $2 }
+    /^narad_storage_fsync_duration_seconds_count/ { logs += $2 }
+    END { printf "fsyncs: ingress WAL %d, partition logs %d\n", wal, logs }'
