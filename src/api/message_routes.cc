@@ -13,6 +13,7 @@
 #include "api/body_encoding.h"
 #include "api/message_handlers.h"
 #include "api/owner_routing.h"
+#include "api/owner_turns.h"
 #include "api/params.h"
 #include "api/peer_json.h"
 #include "api/produce_gate.h"
@@ -185,17 +186,14 @@ Result<std::vector<queue::Delivery>> consume_now(ApiContext& context,
 }
 
 // A topic-wide consume whose topic has partitions on other nodes. Its sources are this node's
-// partitions and each live owner of the others (local only there); each request starts at the
-// next source in turn and takes the first that has messages, so every owner's partitions get
-// their share of the consumers whichever node they call, even when this node's own partitions
-// never run dry. When every source is empty it parks on the local partitions for at most
-// kPollSlice, then asks them all again, until `wait` is over.
+// partitions and each live owner of the others (local only there), asked in OwnerTurns' order
+// (this node first unless another owner's turn is due); it takes the first source that has
+// messages. When every source is empty it parks on the local partitions for at most kPollSlice,
+// then asks them all again, until `wait` is over.
 void scatter_consume(ApiContext& context, const std::string& topic, const ConsumeParams& params,
                      std::vector<NodeId> owners, net::Responder respond) {
-    static std::atomic<uint64_t> rotation{0};
-    const size_t sources = owners.size() + 1;  // 0 is this node
-    const size_t start = rotation++ % sources;
-    run_routed(context, std::move(respond), [&context, topic, params, owners, start, sources] {
+    static OwnerTurns turns;
+    run_routed(context, std::move(respond), [&context, topic, params, owners] {
         MonoTime deadline = context.clock.now() + params.wait;
         std::string target = internal_topic_target(topic, "/consume?wait=0");
         if (params.batch) target += "&max=" + std::to_string(params.max);
@@ -215,6 +213,7 @@ void scatter_consume(ApiContext& context, const std::string& topic, const Consum
                                                   context.liveness->dead_after())) {
                 return std::nullopt;
             }
+            turns.asked(topic, owner, context.clock.now());
             auto reply = context.peers->call(owner, "GET", target, "", "", context.peer_timeout);
             // An unreachable owner must not stall the rest.
             if (!reply.is_ok() || (reply->status != 200 && reply->status != 404)) {
@@ -227,9 +226,9 @@ void scatter_consume(ApiContext& context, const std::string& topic, const Consum
             return response;
         };
         while (true) {
-            for (size_t i = 0; i < sources; ++i) {
-                const size_t source = (start + i) % sources;
-                auto answer = source == 0 ? local(Millis{0}) : remote(owners[source - 1]);
+            for (size_t source : turns.order(topic, owners, context.clock.now())) {
+                auto answer =
+                    source == OwnerTurns::kLocal ? local(Millis{0}) : remote(owners[source]);
                 if (answer) return std::move(*answer);
             }
             MonoTime now = context.clock.now();

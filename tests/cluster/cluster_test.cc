@@ -206,20 +206,24 @@ TEST_F(HealthyClusterTest, ProduceAndConsumeThroughEveryNode) {
     }
 }
 
-// Rule: a topic-wide consume through one node takes its turn at every owner's partitions, so the
-// partitions owned elsewhere are served even while the node's own partitions never run dry.
-TEST_F(HealthyClusterTest, TopicWideConsumeServesEveryOwnerWhileLocalPartitionsStayFull) {
+// Rule: a topic-wide consume through one node reaches the partitions owned elsewhere even while
+// the node's own partitions never run dry (each other owner gets a turn at least every 50 ms of
+// consumes; the order itself is OwnerTurnsTest's).
+TEST_F(HealthyClusterTest, TopicWideConsumeReachesEveryOwnerWhileLocalPartitionsStayFull) {
     Cluster& cluster = *cluster_;
     constexpr int kPartitions = 6;
-    constexpr int kPerPartition = 40;
-    constexpr int kConsumes = 30;
+    constexpr int kPerPartition = 1'000;
+    constexpr int kMaxConsumes = 300;  // fewer than n1's own 2,000 messages
     auto client = cluster.node(1).client(seconds(10));
     create_topic(client, "turns", kPartitions);
     ASSERT_TRUE(describe_topic(cluster, 1, "turns", kPartitions));
     for (int p = 0; p < kPartitions; ++p) {
-        for (int i = 0; i < kPerPartition; ++i) {
-            auto response = client.post("/v1/topics/turns/produce?partition=" + std::to_string(p),
-                                        "{\"id\":" + std::to_string(i) + "}");
+        for (int sent = 0; sent < kPerPartition; sent += 100) {
+            json batch = {{"messages", json::array()}};
+            for (int i = 0; i < 100; ++i) {
+                batch["messages"].push_back({{"payload", {{"id", sent + i}}}, {"partition", p}});
+            }
+            auto response = client.post("/v1/topics/turns/produce/batch", batch.dump());
             ASSERT_TRUE(response.is_ok() && response->status == 202) << describe(response);
         }
     }
@@ -239,17 +243,15 @@ TEST_F(HealthyClusterTest, TopicWideConsumeServesEveryOwnerWhileLocalPartitionsS
     for (const auto& stats : (*topic)["partition_stats"]) {
         owner[stats["index"].get<int>()] = stats["owner_node"].get<std::string>();
     }
-    // n1 owns two partitions of 40: thirty consumes could all be served locally.
     std::map<std::string, int> served;
-    for (int i = 0; i < kConsumes; ++i) {
+    for (int i = 0; i < kMaxConsumes && served.size() < 3; ++i) {
         auto response = client.get("/v1/topics/turns/consume");
         ASSERT_TRUE(response.is_ok() && response->status == 200) << describe(response);
         auto message = json::parse(response->body);
         ++served[owner.at(message["partition"].get<int>())];
     }
     for (const std::string node : {"n1", "n2", "n3"}) {
-        EXPECT_GE(served[node], kConsumes / 5)
-            << "consumes through n1 served by each owner: " << json(served).dump();
+        EXPECT_GT(served[node], 0) << "consumes through n1 by owner: " << json(served).dump();
     }
 }
 
