@@ -109,9 +109,12 @@ Result<bool> PartitionLogImpl::read_segment(SegmentView& view, ReadState& state)
             // A damaged index only costs the estimate; the loop reports it where it matters.
             if (auto stop = lookup(view, state.next + wanted); stop.is_ok()) last_end = *stop;
         }
-        const uint64_t span = last_end > first ? last_end - first : 0;
-        chunk_bytes =
-            static_cast<size_t>(std::clamp<uint64_t>(span, kFrameHeaderBytes, state.chunk_bytes));
+        // Every wanted record in the frame at `first` (a frame of several records): its length
+        // is unknown until its header is read, so read a whole chunk.
+        if (last_end > first) {
+            chunk_bytes = static_cast<size_t>(
+                std::clamp<uint64_t>(last_end - first, kFrameHeaderBytes, state.chunk_bytes));
+        }
     }
     ChunkReader reader(*view.file, view.size_bytes, chunk_bytes);
 
