@@ -64,10 +64,11 @@ chaos-matrix: test-build
 		--seed 7 --write docs/reliability.md
 
 # Every table of docs/benchmarks.md, regenerated in one run on this machine, each stamped with the
-# commit measured (about 12 minutes): Narad side by side with NATS JetStream and Redis Streams
+# commit measured (8 to 10 minutes here): Narad side by side with NATS JetStream and Redis Streams
 # (bench/workloads/*.yaml through narad-compare, also docs/benchmarks.csv), then Narad alone on one
-# node and on three (bench/run.sh), then partition moves (bench/move/run.sh). Release build with
-# failpoints compiled out.
+# node and on three (bench/run.sh), then partition moves (bench/move/run.sh), with the page cache's
+# dirty data written out between parts so one part's writeback does not land in the next. Release
+# build with failpoints compiled out.
 BENCH_COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- . ':!docs/benchmarks.*' 2>/dev/null || echo ' (with uncommitted changes)')
 bench: deps
 	@cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DNARAD_FAILPOINTS=OFF \
@@ -76,10 +77,13 @@ bench: deps
 	@$(BENCH_DIR)/narad-compare --workloads bench/workloads --narad $(BENCH_DIR)/narad \
 		--markdown docs/benchmarks.md --csv docs/benchmarks.csv --command "make bench" \
 		--commit "$(BENCH_COMMIT)"
+	@sync
 	@NARAD_BENCH_DOC=docs/benchmarks.md NARAD_BENCH_COMMIT="$(BENCH_COMMIT)" \
 		./bench/run.sh $(BENCH_DIR) 1
+	@sync
 	@NARAD_BENCH_DOC=docs/benchmarks.md NARAD_BENCH_COMMIT="$(BENCH_COMMIT)" \
 		./bench/run.sh $(BENCH_DIR) 3
+	@sync
 	@NARAD_BENCH_DOC=docs/benchmarks.md NARAD_BENCH_COMMIT="$(BENCH_COMMIT)" \
 		./bench/move/run.sh $(BENCH_DIR)
 
