@@ -16,6 +16,9 @@ shift || true
 flags=("$@")
 [ ${#flags[@]} -eq 0 ] && flags=(--count 500000 --size 256 --batch 100 --connections 6 --consumers 3 --consume)
 narad="$build_dir/narad"
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 [ -x "$narad" ] || { echo "profile: $narad not found; run 'make build' first" >&2; exit 1; }
 out_dir="$build_dir/bench"
 mkdir -p "$out_dir"
@@ -37,11 +40,7 @@ NARAD_SECURITY_ENABLED=false NARAD_CLUSTER_SECRET=$secret "$narad" serve --node-
     --etcd-peer-port $((port + 3)) --data-dir "$data_dir/n1" --log-format text \
     --log-level warn >"$data_dir/n1.log" 2>&1 &
 node=$!
-for _ in $(seq 1 600); do
-    curl -fs "http://$server/readyz" >/dev/null 2>&1 && break
-    sleep 0.05
-done
-curl -fs "http://$server/readyz" >/dev/null || { cat "$data_dir/n1.log" >&2; exit 1; }
+wait_ready "$server" "$data_dir/n1.log"
 
 # CPU ticks of the node and every process under it (its etcd member).
 tree_ticks() {

@@ -34,15 +34,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_ready() {  # server, log
-    for _ in $(seq 1 600); do
-        curl -fs "http://$1/readyz" >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
-    echo "bench: node $1 did not start" >&2
-    cat "$2" >&2
-    exit 1
-}
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 
 for i in $(seq 1 "$nodes"); do
     port=$((base_port + 10 * (i - 1)))

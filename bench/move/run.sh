@@ -78,15 +78,8 @@ trap 'exit 130' INT TERM
 
 port_of() { echo $(($1 + 10 * ($2 - 1))); }  # base, node number
 
-wait_ready() {  # server, log
-    for _ in $(seq 1 600); do
-        curl -fs "http://$1/readyz" >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
-    echo "bench-move: node $1 did not start" >&2
-    cat "$2" >&2
-    exit 1
-}
+# shellcheck source=bench/lib.sh
+. "$here/../lib.sh"
 
 start_node() {  # base, node number, log
     local base=$1 i=$2 log=$3 port join=()
