@@ -59,6 +59,14 @@ struct WalMetrics {
     }
 };
 
+enum class Tally { add, remove };
+
+// The record, whether held by value or shared.
+const IngressRecord& record_of(const IngressRecord& record) { return record; }
+const IngressRecord& record_of(const std::shared_ptr<const IngressRecord>& record) {
+    return *record;
+}
+
 double seconds_between(MonoTime start, MonoTime end) {
     return std::chrono::duration<double>(end - start).count();
 }
@@ -94,6 +102,16 @@ Result<IngressId> load_or_create_id(io::FileSystem& fs, const std::string& direc
     return id;
 }
 
+// Orders (topic, partition) pairs, with string_view lookups.
+struct PartitionLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+        int order = std::string_view(a.first).compare(std::string_view(b.first));
+        return order < 0 || (order == 0 && a.second < b.second);
+    }
+};
+
 class IngressWalImpl final : public IngressWal {
   public:
     IngressWalImpl(io::FileSystem& fs, Clock& clock, std::string directory, WalOptions options,
@@ -121,6 +139,7 @@ class IngressWalImpl final : public IngressWal {
     void set_consumer(Consumer consumer) override;
     void mark_committed(std::span<const WalSeq> sequences) override;
     WalStats stats() const override;
+    bool holds(std::string_view topic, PartitionId partition) const override;
     void start() override;
     void stop() override;
 
@@ -148,6 +167,10 @@ class IngressWalImpl final : public IngressWal {
     Result<std::unique_ptr<io::File>> create_segment(WalSeq first);
     void delete_files(std::vector<std::string> paths);
     void deliver(std::vector<std::shared_ptr<const IngressRecord>> records);
+    // Counts records into or out of held_, one map step per run of one partition.
+    // REQUIRES(mutex_)
+    template <typename Records>
+    void count_held(const Records& records, Tally tally);
 
     io::FileSystem& fs_;
     Clock& clock_;
@@ -168,14 +191,17 @@ class IngressWalImpl final : public IngressWal {
     std::map<uint64_t, Pending> pending_;   // GUARDED_BY(mutex_) durable, uncommitted, by sequence
     uint64_t pending_bytes_ = 0;            // GUARDED_BY(mutex_)
     std::map<uint64_t, Segment> segments_;  // GUARDED_BY(mutex_) by first sequence
-    uint64_t active_first_ = 0;             // GUARDED_BY(mutex_) the active segment's key
-    uint64_t next_sequence_ = 1;            // GUARDED_BY(mutex_) only grows (format doc)
-    Status failed_;                         // GUARDED_BY(mutex_) set once, never cleared
-    bool accepting_ = true;                 // GUARDED_BY(mutex_) false after stop()
-    bool stopping_ = false;                 // GUARDED_BY(mutex_)
-    std::vector<std::string> undeleted_;    // GUARDED_BY(mutex_) removals to retry
-    std::thread thread_;                    // started and joined by start()/stop()
-    std::mutex lifecycle_mutex_;            // serialises start() and stop()
+    // Records accepted and not yet committed, per partition (queued or pending); no zero entries.
+    std::map<std::pair<std::string, uint32_t>, uint64_t, PartitionLess>
+        held_;                            // GUARDED_BY(mutex_)
+    uint64_t active_first_ = 0;           // GUARDED_BY(mutex_) the active segment's key
+    uint64_t next_sequence_ = 1;          // GUARDED_BY(mutex_) only grows (format doc)
+    Status failed_;                       // GUARDED_BY(mutex_) set once, never cleared
+    bool accepting_ = true;               // GUARDED_BY(mutex_) false after stop()
+    bool stopping_ = false;               // GUARDED_BY(mutex_)
+    std::vector<std::string> undeleted_;  // GUARDED_BY(mutex_) removals to retry
+    std::thread thread_;                  // started and joined by start()/stop()
+    std::mutex lifecycle_mutex_;          // serialises start() and stop()
 
     // Deliveries are serialised so the consumer sees sequence order. Taken before mutex_.
     std::mutex consumer_mutex_;
@@ -212,6 +238,7 @@ Status IngressWalImpl::adopt(Recovery recovery) {
             uint64_t bytes = format::frame_bytes(*record);
             pending_bytes_ += bytes;
             uint64_t sequence = record->sequence.value();
+            held_[{record->topic, record->partition.value()}] += 1;
             pending_[sequence] = Pending{std::move(record), bytes, key};
         }
     }
@@ -281,6 +308,7 @@ void IngressWalImpl::append(std::vector<IngressRecord> records, Completion done,
         } else {
             queued_bytes_ += request.bytes;
             queued_records_ += request.records.size();
+            count_held(request.records, Tally::add);
             queue_.push_back(std::move(request));
             work_cv_.notify_one();
             return;
@@ -326,6 +354,7 @@ void IngressWalImpl::mark_committed(std::span<const WalSeq> sequences) {
             auto segment = segments_.find(it->second.segment);
             NARAD_ASSERT(segment != segments_.end(), "pending record without its segment");
             pending_bytes_ -= it->second.bytes;
+            count_held(std::span(&it->second.record, 1), Tally::remove);
             pending_.erase(it);
             ++committed;
             if (--segment->second.uncommitted == 0 && segment->first != active_first_) {
@@ -348,6 +377,37 @@ WalStats IngressWalImpl::stats() const {
     stats.segments = static_cast<uint32_t>(segments_.size());
     stats.next_sequence = WalSeq(next_sequence_);
     return stats;
+}
+
+bool IngressWalImpl::holds(std::string_view topic, PartitionId partition) const {
+    std::lock_guard lock(mutex_);
+    return held_.find(std::pair(topic, partition.value())) != held_.end();
+}
+
+template <typename Records>
+void IngressWalImpl::count_held(const Records& records, Tally tally) {
+    auto run_start = records.begin();
+    while (run_start != records.end()) {
+        const IngressRecord& first = record_of(*run_start);
+        auto run_end = run_start;
+        uint64_t count = 0;
+        while (run_end != records.end() && record_of(*run_end).partition == first.partition &&
+               record_of(*run_end).topic == first.topic) {
+            ++run_end;
+            ++count;
+        }
+        auto key = std::pair(std::string_view(first.topic), first.partition.value());
+        auto it = held_.find(key);
+        if (tally == Tally::add) {
+            if (it == held_.end()) it = held_.emplace(std::pair(first.topic, key.second), 0).first;
+            it->second += count;
+        } else {
+            NARAD_ASSERT(it != held_.end() && it->second >= count, "held count below zero");
+            it->second -= count;
+            if (it->second == 0) held_.erase(it);
+        }
+        run_start = run_end;
+    }
 }
 
 void IngressWalImpl::start() {
@@ -376,6 +436,9 @@ void IngressWalImpl::stop() {
         abandoned.swap(queue_);
         queued_bytes_ = 0;
         queued_records_ = 0;
+        for (const auto& request : abandoned) {
+            count_held(request.records, Tally::remove);
+        }
     }
     for (auto& request : abandoned) {
         request.done(Status(Errc::shutting_down, "ingress WAL stopped before the write"));
@@ -428,7 +491,8 @@ void IngressWalImpl::commit_group(std::vector<Request> group) {
         next_sequence_ += group_records;  // never handed out again, even if this group fails
     }
     std::vector<std::shared_ptr<const IngressRecord>> durable;
-    if (status.is_ok()) {
+    bool encoded = status.is_ok();  // the records are moved into `durable`
+    if (encoded) {
         std::string buffer;
         buffer.reserve(group_bytes);
         durable.reserve(group_records);
@@ -448,12 +512,14 @@ void IngressWalImpl::commit_group(std::vector<Request> group) {
             Status truncated = active_file_->truncate(active_bytes_);
             NARAD_LOG_ERROR("ingress WAL {}: group of {} records failed ({}); truncate: {}",
                             directory_, group_records, status.to_string(), truncated.to_string());
+            std::lock_guard lock(mutex_);
             if (!truncated.is_ok()) {
-                std::lock_guard lock(mutex_);
                 failed_ = Status(Errc::io_error,
                                  "cannot truncate a failed write: " + truncated.to_string());
                 metrics_.failed.set(1);
             }
+            // The records moved into `durable`; none of them was accepted after all.
+            count_held(durable, Tally::remove);
             durable.clear();
         }
     }
@@ -461,6 +527,10 @@ void IngressWalImpl::commit_group(std::vector<Request> group) {
         std::lock_guard lock(mutex_);
         queued_bytes_ -= group_bytes;
         queued_records_ -= group_records;
+        if (!encoded) {
+            // Refused before its records were framed: none of them was accepted after all.
+            for (const auto& request : group) count_held(request.records, Tally::remove);
+        }
         for (const auto& record : durable) {
             uint64_t bytes = format::frame_bytes(*record);
             pending_bytes_ += bytes;

@@ -105,6 +105,10 @@ class IngressWal {
     virtual void mark_committed(std::span<const WalSeq> sequences) = 0;
 
     virtual WalStats stats() const = 0;
+    // Whether a record of this partition was accepted and is not yet committed (or dropped): queued
+    // for the sync thread, or durable and pending. The direct produce path (wal/direct_commits.h)
+    // asks this so that it never commits a partition's new record ahead of one already answered.
+    virtual bool holds(std::string_view topic, PartitionId partition) const = 0;
     // Starts and stops the sync thread. stop() completes queued appends with shutting_down.
     virtual void start() = 0;
     virtual void stop() = 0;

@@ -413,5 +413,59 @@ TEST_F(IngressWalTest, OversizedRecordIsRefused) {
     EXPECT_EQ(wal->stats().next_sequence, WalSeq(1));
 }
 
+// Rule: holds() is true for a partition from the moment one of its records is accepted until every
+// one of its records is committed, and again for the records a reopen hands over; other
+// partitions are not held.
+TEST_F(IngressWalTest, PartitionIsHeldFromAppendUntilItsRecordsAreCommitted) {
+    Collector collector;
+    auto wal = open();
+    wal->set_consumer(collector.consumer());
+    EXPECT_FALSE(wal->holds("t", PartitionId(0)));
+    std::promise<Status> queued;
+    wal->append({make_record("t", 0, "a"), make_record("t", 0, "b"), make_record("t", 1, "c")},
+                [&](Status status) { queued.set_value(status); });
+    EXPECT_TRUE(wal->holds("t", PartitionId(0)));  // queued, not yet written
+    EXPECT_TRUE(wal->holds("t", PartitionId(1)));
+    EXPECT_FALSE(wal->holds("t", PartitionId(2)));
+    EXPECT_FALSE(wal->holds("u", PartitionId(0)));
+    wal->start();
+    ASSERT_TRUE(queued.get_future().get().is_ok());
+    ASSERT_TRUE(collector.wait_for_count(3));
+    wal->mark_committed(std::vector<WalSeq>{WalSeq(1), WalSeq(3)});
+    EXPECT_TRUE(wal->holds("t", PartitionId(0)));  // "b" is still pending
+    EXPECT_FALSE(wal->holds("t", PartitionId(1)));
+
+    wal.reset();
+    Collector recovered;
+    auto reopened = open();
+    reopened->set_consumer(recovered.consumer());
+    // The segment survives, so its records are handed over again, and held until committed.
+    EXPECT_EQ(recovered.sequences().size(), 3u);
+    EXPECT_TRUE(reopened->holds("t", PartitionId(0)));
+    EXPECT_TRUE(reopened->holds("t", PartitionId(1)));
+    reopened->mark_committed(recovered.sequences());
+    EXPECT_FALSE(reopened->holds("t", PartitionId(0)));
+    EXPECT_FALSE(reopened->holds("t", PartitionId(1)));
+}
+
+// Rule: records whose append failed (a failed sync, or a stop before they were written) are not
+// held: they were never accepted.
+TEST_F(IngressWalTest, FailedOrAbandonedAppendsAreNotHeld) {
+    auto wal = open();
+    wal->start();
+    fs_.fail(FsOp::sync, ".wal", 1);
+    EXPECT_EQ(append_and_wait(*wal, {make_record("t", 0, "lost")}).code(), Errc::io_error);
+    EXPECT_FALSE(wal->holds("t", PartitionId(0)));
+    wal->stop();
+
+    auto idle = open();  // not started: its appends stay queued until stop() abandons them
+    std::promise<Status> queued;
+    idle->append({make_record("t", 1, "a")}, [&](Status status) { queued.set_value(status); });
+    EXPECT_TRUE(idle->holds("t", PartitionId(1)));
+    idle->stop();
+    EXPECT_EQ(queued.get_future().get().code(), Errc::shutting_down);
+    EXPECT_FALSE(idle->holds("t", PartitionId(1)));
+}
+
 }  // namespace
 }  // namespace narad::wal
