@@ -4,7 +4,9 @@
 # client's report, the node's CPU-seconds (narad and its etcd member, from /proc) and its fsync
 # counts (WAL and partition logs, from /metrics). With PERF=1, `perf record` samples the node for
 # a few seconds in the middle of the run (perf.data in BUILD_DIR/bench/); read it with
-# `perf report -i BUILD_DIR/bench/perf.data --no-children --sort sym`.
+# `perf report -i BUILD_DIR/bench/perf.data --no-children --sort sym`. With WAL_ONLY=1 the node
+# sends every produce through its ingress WAL (the "wal.direct.decline" failpoint), to compare
+# with the direct-to-log path it takes by default.
 #
 #   bench/profile.sh [BUILD_DIR] [narad bench flags...]
 #   e.g. bench/profile.sh build/bench --count 500000 --size 256 --batch 100 --connections 6 \
@@ -35,7 +37,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-NARAD_SECURITY_ENABLED=false NARAD_CLUSTER_SECRET=$secret "$narad" serve --node-id n1 \
+failpoints=""
+[ "${WAL_ONLY:-0}" = 1 ] && failpoints="wal.direct.decline=error"
+NARAD_FAILPOINTS=$failpoints NARAD_SECURITY_ENABLED=false NARAD_CLUSTER_SECRET=$secret "$narad" serve --node-id n1 \
     --addr "$server" --cluster-port $((port + 1)) --etcd-client-port $((port + 2)) \
     --etcd-peer-port $((port + 3)) --data-dir "$data_dir/n1" --log-format text \
     --log-level warn >"$data_dir/n1.log" 2>&1 &
@@ -64,4 +68,6 @@ echo "node CPU (narad + etcd): $(python3 -c "print(f'{($after - $before) / $hz:.
 curl -fs "http://$server/metrics" | awk '
     /^narad_wal_fsync_duration_seconds_count/ { wal += $2 }
     /^narad_storage_fsync_duration_seconds_count/ { logs += $2 }
-    END { printf "fsyncs: ingress WAL %d, partition logs %d\n", wal, logs }'
+    /^narad_produce_direct_records_total\{outcome="committed"\}/ { direct += $2 }
+    END { printf "fsyncs: ingress WAL %d, partition logs %d; records committed directly %d\n",
+                 wal, logs, direct }'

@@ -16,8 +16,8 @@ metrics::Family<metrics::Counter>& rejections() {
 }  // namespace
 
 ProduceService::ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal,
-                               const OwnerLiveness* liveness)
-    : clock_(clock), store_(store), wal_(wal), liveness_(liveness) {}
+                               const OwnerLiveness* liveness, DirectCommits* direct)
+    : clock_(clock), store_(store), wal_(wal), liveness_(liveness), direct_(direct) {}
 
 Result<std::shared_ptr<const meta::CompiledSchema>> ProduceService::schema_for(
     const meta::Topic& topic) {
@@ -133,6 +133,7 @@ void ProduceService::produce(std::string_view topic_name, std::vector<ProduceMes
         record.timestamp_ms = now_ms;
         records.push_back(std::move(record));
     }
+    if (direct_ != nullptr && direct_->try_take(*snapshot, records, done)) return;
     wal_.append(std::move(records), std::move(done));
 }
 

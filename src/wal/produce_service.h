@@ -12,7 +12,10 @@
 // Errc::unavailable (503). If every owner is dead, keyed and round-robin messages keep their
 // partition: the WAL holds them until an owner returns.
 //
-// Thread-safe; never blocks (the WAL completes asynchronously).
+// With a DirectCommits (a node), a request for partitions served here goes straight to their logs
+// when it can (wal/direct_commits.h); any other goes to the WAL.
+//
+// Thread-safe; never blocks (the WAL and the direct path complete asynchronously).
 #pragma once
 
 #include <functional>
@@ -27,6 +30,7 @@
 #include "base/clock.h"
 #include "meta/meta_store.h"
 #include "meta/schema.h"
+#include "wal/direct_commits.h"
 #include "wal/ingress_wal.h"
 #include "wal/owner_liveness.h"
 
@@ -40,13 +44,15 @@ struct ProduceMessage {
 
 class ProduceService {
   public:
-    // `liveness` may be null (single node: no owner is ever dead); it must outlive the service.
+    // `liveness` may be null (single node: no owner is ever dead), and so may `direct` (every
+    // request through the WAL); both must outlive the service.
     ProduceService(Clock& clock, meta::MetaStore& store, IngressWal& wal,
-                   const OwnerLiveness* liveness = nullptr);
+                   const OwnerLiveness* liveness = nullptr, DirectCommits* direct = nullptr);
 
-    // `done` gets ok once durable; not_found, conflict (delay child) or invalid_argument (schema,
-    // partition) at once; unavailable when the WAL's backlog is full. A batch's refusals name the
-    // message ("message <i>: ..."), even in a batch of one.
+    // `done` gets ok once durable (in the WAL, or in the partition log on the direct path);
+    // not_found, conflict (delay child) or invalid_argument (schema, partition) at once;
+    // unavailable when the WAL's backlog is full. A batch's refusals name the message
+    // ("message <i>: ..."), even in a batch of one.
     enum class Shape { single, batch };
     void produce(std::string_view topic, std::vector<ProduceMessage> messages,
                  std::function<void(Status)> done, Shape shape = Shape::single);
@@ -62,6 +68,7 @@ class ProduceService {
     meta::MetaStore& store_;
     IngressWal& wal_;
     const OwnerLiveness* liveness_;
+    DirectCommits* direct_;
     std::mutex mutex_;
     // A topic's compiled current schema, with the incarnation and version it was compiled from.
     struct CachedSchema {

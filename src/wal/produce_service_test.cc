@@ -8,6 +8,7 @@
 
 #include "io/fault_injection_fs.h"
 #include "meta/fake_meta_store.h"
+#include "wal/direct_commits.h"
 #include "wal/wal_test_util.h"
 
 namespace narad::wal {
@@ -148,6 +149,28 @@ TEST_F(ProduceServiceTest, EveryOwnerDeadKeepsHashPartition) {
     kill("c");
     ASSERT_TRUE(produce({key_for(2), std::nullopt, "v"}).is_ok());
     EXPECT_EQ(last_partition(1), 2u);
+}
+
+// Rule: with a direct path, a request whose partitions this node serves is committed straight to
+// the partition log and never enters the WAL; one it does not serve goes through the WAL.
+TEST_F(ProduceServiceTest, ServedPartitionsTakeTheDirectPathAndOthersTheWal) {
+    testing::FakeCommitter committer(testing::FakeCommitter::Stamps::absent);
+    DirectCommits direct(
+        *wal_, committer,
+        [](const meta::MetaState& state, std::string_view topic, PartitionId partition) {
+            const meta::Assignment* assignment = state.find_assignment(topic, partition);
+            return assignment != nullptr && assignment->owner == NodeId("a");
+        });
+    direct.start();
+    service_ = std::make_unique<ProduceService>(clock_, store_, *wal_, &liveness_, &direct);
+    ASSERT_TRUE(produce({std::nullopt, 3u, "direct"}).is_ok());  // "a" owns partition 3
+    EXPECT_EQ(committer.values({"t", 3}), std::vector<std::string>{"direct"});
+    EXPECT_EQ(wal_->stats().pending_records, 0u);
+    ASSERT_TRUE(produce({std::nullopt, 1u, "through-wal"}).is_ok());  // "b" owns partition 1
+    EXPECT_EQ(last_partition(1), 1u);
+    EXPECT_EQ(collector_.records().back()->value, "through-wal");
+    EXPECT_EQ(direct.stats().committed_records, 1u);
+    direct.stop();
 }
 
 }  // namespace

@@ -143,12 +143,17 @@ class Collector {
 // A PartitionCommitter that keeps, per partition, the values appended and the highest sequence
 // committed per ingress WAL, skipping stamps at or below it as the real partition log does. It
 // checks that no partition is committed by two threads at once and that no (ingress, sequence) is
-// ever appended twice. Refusals and not_found answers are scripted.
+// ever appended twice. Refusals and not_found answers are scripted. It expects every record to
+// carry a producer stamp (the dispatcher's), or with Stamps::absent none (the direct path's: such
+// records are always appended).
 class FakeCommitter final : public PartitionCommitter {
   public:
     using Key = std::pair<std::string, uint32_t>;  // topic, partition
     // Decides a commit's outcome before it is applied; return ok to apply it.
     using Gate = std::function<Status(const Key& key, size_t attempt)>;
+    enum class Stamps { required, absent };
+
+    explicit FakeCommitter(Stamps stamps = Stamps::required) : stamps_expected_(stamps) {}
 
     Status commit(const std::string& topic, const std::string& incarnation, PartitionId partition,
                   std::span<const storage::Record> records) override {
@@ -168,7 +173,13 @@ class FakeCommitter final : public PartitionCommitter {
         if (status.is_ok()) {
             Partition& log = partitions_[key];
             for (const auto& record : records) {
-                EXPECT_FALSE(record.producer.empty());
+                EXPECT_EQ(record.producer.empty(), stamps_expected_ == Stamps::absent);
+                if (record.producer.empty()) {
+                    log.values.emplace_back(record.value);
+                    log.incarnations.push_back(incarnation);
+                    ++committed_;
+                    continue;
+                }
                 auto& highest = log.highest[record.producer.ingress.value()];
                 if (record.producer.sequence.value() <= highest) {
                     ++duplicates_;
@@ -237,6 +248,10 @@ class FakeCommitter final : public PartitionCommitter {
         std::lock_guard lock(mutex_);
         return max_batch_;
     }
+    size_t batches() {
+        std::lock_guard lock(mutex_);
+        return batches_;
+    }
     // Every value appended to any partition, with how many times it was appended.
     std::map<std::string, int> all_values() {
         std::lock_guard lock(mutex_);
@@ -257,6 +272,7 @@ class FakeCommitter final : public PartitionCommitter {
         std::vector<std::string> incarnations;
     };
 
+    const Stamps stamps_expected_;
     std::mutex mutex_;
     std::condition_variable changed_;
     Gate gate_;                                       // GUARDED_BY(mutex_)

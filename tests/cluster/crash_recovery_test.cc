@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -23,12 +24,19 @@ constexpr int kBatch = 100;
 constexpr int kConsumers = 2;
 constexpr int kTotal = kProducers * kPerProducer;
 
-// Rule: a produce answered 202 is durable: after a SIGKILL at a random moment and a restart,
-// consuming and acking everything delivers every accepted message (lost = 0); duplicates are
-// allowed and reported.
-TEST(CrashRecoveryTest, EveryAcceptedMessageIsDeliveredAfterKill9) {
+// How a produce is made durable: straight into the partition log this node owns (the default on
+// one node), or through the ingress WAL and its dispatcher (the "wal.direct.decline" failpoint).
+enum class ProducePath { direct, wal };
+
+class CrashRecoveryTest : public ::testing::TestWithParam<ProducePath> {};
+
+// Rule: a produce answered 202 is durable on either path: after a SIGKILL at a random moment and a
+// restart, consuming and acking everything delivers every accepted message (lost = 0); duplicates
+// are allowed and reported.
+TEST_P(CrashRecoveryTest, EveryAcceptedMessageIsDeliveredAfterKill9) {
     TempDir dir;
     NodeProcess node(dir.path() + "/data", {});
+    if (GetParam() == ProducePath::wal) node.env()["NARAD_FAILPOINTS"] = "wal.direct.decline=error";
     node.start();
     {
         auto client = node.client();
@@ -118,6 +126,14 @@ TEST(CrashRecoveryTest, EveryAcceptedMessageIsDeliveredAfterKill9) {
     std::thread killer([&] {
         ASSERT_TRUE(eventually([&] { return ledger.accepted_count() >= kill_after; },
                                std::chrono::seconds(300)));
+        // The run took the path it names (the counter lives until the kill).
+        std::optional<double> direct =
+            scrape_metric(node, "narad_produce_direct_records_total{outcome=\"committed\"}");
+        if (GetParam() == ProducePath::direct) {
+            EXPECT_GT(direct.value_or(0), 0) << "no produce took the direct path";
+        } else {
+            EXPECT_EQ(direct.value_or(0), 0) << "a produce took the direct path";
+        }
         node.kill();
         std::printf("killed at %d accepted\n", ledger.accepted_count());
         node.start();
@@ -143,6 +159,12 @@ TEST(CrashRecoveryTest, EveryAcceptedMessageIsDeliveredAfterKill9) {
                               << (lost.empty() ? -1 : lost.front());
     EXPECT_EQ(node.stop(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Paths, CrashRecoveryTest,
+                         ::testing::Values(ProducePath::direct, ProducePath::wal),
+                         [](const ::testing::TestParamInfo<ProducePath>& param_info) {
+                             return param_info.param == ProducePath::direct ? "Direct" : "Wal";
+                         });
 
 }  // namespace
 }  // namespace narad::testing
