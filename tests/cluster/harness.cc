@@ -7,11 +7,14 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -26,11 +29,33 @@ namespace narad::testing {
 
 using nlohmann::json;
 
+namespace {
+
+// Claims `port` for this process against every other test process: an flock on a per-port file,
+// held until the process exits (the kernel drops it then, so a crashed run leaves nothing held).
+// Without it two test binaries run side by side (ctest -j) could both see the port free and hand
+// it to a node each; the second node's bind then fails while the first answers its probes.
+bool claim_across_processes(uint16_t port) {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("narad-test-port-" + std::to_string(port) + ".lock"))
+                           .string();
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return false;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        return false;
+    }
+    return true;  // the descriptor stays open, and the lock held, until the process exits
+}
+
+}  // namespace
+
 uint16_t free_port() {
     // Below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up here), so no
     // outgoing connection of another process can take a port between its release here and the
-    // node binding it; each test process starts at its own place in 10000-31999. Ports handed
-    // out by this process are never handed out again, so two nodes of one test cannot collide.
+    // node binding it; each test process starts at its own place in 10000-31999 and claims each
+    // port it hands out against the other test processes. Ports handed out by this process are
+    // never handed out again, so two nodes of one test cannot collide.
     constexpr uint32_t kFirst = 10'000;
     constexpr uint32_t kCount = 22'000;
     static std::set<uint16_t> given;
@@ -46,7 +71,7 @@ uint16_t free_port() {
         address.sin_port = htons(port);
         bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
         ::close(fd);
-        if (free) {
+        if (free && claim_across_processes(port)) {
             given.insert(port);
             return port;
         }
@@ -54,6 +79,29 @@ uint16_t free_port() {
     NARAD_ASSERT(false, "free_port: no free port below the ephemeral range");
     return 0;
 }
+
+namespace {
+
+std::string describe_wait_status(int status) {
+    if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) return std::string("signal ") + ::strsignal(WTERMSIG(status));
+    return "wait status " + std::to_string(status);
+}
+
+// The last `lines` lines of a file ("" when it cannot be read).
+std::string tail_of(const std::string& path, size_t lines) {
+    std::ifstream in(path);
+    std::deque<std::string> last;
+    for (std::string line; std::getline(in, line);) {
+        last.push_back(std::move(line));
+        if (last.size() > lines) last.pop_front();
+    }
+    std::string out;
+    for (const std::string& line : last) out += line + "\n";
+    return out;
+}
+
+}  // namespace
 
 TempDir::TempDir() {
     std::string pattern = (std::filesystem::temp_directory_path() / "narad-test-XXXXXX").string();
@@ -405,6 +453,14 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
 }
 
 Cluster::~Cluster() {
+    // A node that exited on its own (no stop() or kill() by the test) is the likeliest cause of a
+    // failure that reads as refused connections: say so, with the end of its log.
+    for (auto& node : nodes_) {
+        if (node->pid() <= 0 || node->running()) continue;
+        std::fprintf(stderr, "node %s exited on its own (%s); the end of %s:\n%s\n",
+                     node->node_id().c_str(), describe_wait_status(node->exit_status()).c_str(),
+                     node->log_path().c_str(), tail_of(node->log_path(), 40).c_str());
+    }
     for (auto& node : nodes_) node->kill();
     nodes_.clear();
     network_.reset();  // after the nodes: their namespaces go last
