@@ -82,6 +82,7 @@ class DirectCommits::Impl {
         : wal_(wal), committer_(committer), serves_(std::move(serves)), options_(options) {
         options_.threads = std::clamp<uint32_t>(options_.threads, 1, kMaxThreads);
         options_.max_batch_records = std::max<uint32_t>(options_.max_batch_records, 1);
+        options_.max_partitions = std::max<uint32_t>(options_.max_partitions, 1);
     }
 
     bool try_take(const meta::MetaState& state, std::vector<IngressRecord>& records,
@@ -101,8 +102,9 @@ class DirectCommits::Impl {
     using PartitionMap = std::map<PartitionKey, PartitionQueue>;
 
     void work();
-    // Commits one batch of a partition's parts and settles them (outside the lock).
-    void commit_batch(const PartitionKey& key, std::vector<Part>& batch);
+    // Commits one batch of a partition's parts (`bytes` of keys and values, released from the
+    // queue bound before any completion runs) and settles them (outside the lock).
+    void commit_batch(const PartitionKey& key, std::vector<Part>& batch, uint64_t bytes);
     // Hands the parts to the WAL, in order; each settles once the WAL has it.
     void send_to_wal(std::vector<Part>& parts);
 
@@ -138,7 +140,8 @@ bool DirectCommits::Impl::try_take(const meta::MetaState& state,
         bytes += record.key.size() + record.value.size();
         PartitionKey key{record.topic, record.partition};
         if (part_of.count(key) != 0) continue;
-        if (!serves_(state, record.topic, record.partition) ||
+        if (part_of.size() == options_.max_partitions ||
+            !serves_(state, record.topic, record.partition) ||
             wal_.holds(record.topic, record.partition)) {
             return false;
         }
@@ -228,9 +231,8 @@ void DirectCommits::Impl::work() {
             queue.parts.pop_front();
         }
         lock.unlock();
-        commit_batch(it->first, batch);
+        commit_batch(it->first, batch, bytes);
         lock.lock();
-        queued_bytes_ -= bytes;
         queue.busy = false;
         if (queue.parts.empty()) {
             partitions_.erase(it);
@@ -241,7 +243,8 @@ void DirectCommits::Impl::work() {
     }
 }
 
-void DirectCommits::Impl::commit_batch(const PartitionKey& key, std::vector<Part>& batch) {
+void DirectCommits::Impl::commit_batch(const PartitionKey& key, std::vector<Part>& batch,
+                                       uint64_t bytes) {
     std::vector<storage::Record> records;
     for (const Part& part : batch) {
         for (const IngressRecord& record : part.records) {
@@ -256,6 +259,7 @@ void DirectCommits::Impl::commit_batch(const PartitionKey& key, std::vector<Part
         direct_records().with({outcome}).inc(static_cast<double>(records.size()));
         {
             std::lock_guard lock(mutex_);
+            queued_bytes_ -= bytes;  // before the completions: an answered request is not queued
             if (status.is_ok()) {
                 stats_.committed_records += records.size();
             } else {
@@ -269,6 +273,10 @@ void DirectCommits::Impl::commit_batch(const PartitionKey& key, std::vector<Part
         "direct commit to '{}' partition {} refused ({}); {} records go through the "
         "ingress WAL",
         key.topic, key.partition.value(), status.to_string(), records.size());
+    {
+        std::lock_guard lock(mutex_);
+        queued_bytes_ -= bytes;  // the WAL's own bound applies to them now
+    }
     send_to_wal(batch);
 }
 

@@ -4,6 +4,9 @@
 // partitions' logs, and its completion runs once every record is durable there: one fdatasync
 // per record instead of two (the WAL's, then the log's). Any other request goes through the WAL.
 //
+// Only requests over at most `max_partitions` partitions are taken (one by default): spread over
+// more, one WAL sync answers the request sooner and cheaper than one log sync per partition.
+//
 // Order: the WAL path commits a partition's records in the order they were answered; a partition
 // the WAL holds a record of is never taken here, so a direct record never overtakes one already
 // answered. Direct requests of one partition are committed in the order they were taken, one
@@ -36,7 +39,11 @@
 namespace narad::wal {
 
 struct DirectOptions {
-    uint32_t threads = 8;
+    uint32_t threads = 2;  // the node runs one per core
+    // A request over more partitions goes through the WAL: its one fdatasync answers the request,
+    // where the direct path would need one per partition before the answer (a batch of 100
+    // unkeyed records over 6 partitions: 6 log syncs instead of 1 WAL sync).
+    uint32_t max_partitions = 1;
     uint32_t max_batch_records = 4096;
     uint64_t max_batch_bytes = 4ull << 20;
     uint64_t max_queued_bytes = 64ull << 20;

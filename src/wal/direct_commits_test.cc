@@ -30,6 +30,13 @@ class DirectCommitsTest : public testing::IngressWalFixture {
         wal_->stop();
     }
 
+    // Requests over up to four partitions taken, for the tests of split requests.
+    static DirectOptions splitting() {
+        DirectOptions options;
+        options.max_partitions = 4;
+        return options;
+    }
+
     void start(DirectOptions options = {}) {
         direct_ = std::make_unique<DirectCommits>(
             *wal_, committer_,
@@ -135,7 +142,7 @@ TEST_F(DirectCommitsTest, PartitionTheWalHoldsIsDeclinedUntilItsRecordsAreCommit
 // Rule: one partition not served here sends the whole request to the WAL (declined, nothing
 // committed), so a request is answered by one path only.
 TEST_F(DirectCommitsTest, OneUnservedPartitionDeclinesTheWholeRequest) {
-    start();
+    start(splitting());
     unserve(2);
     std::vector<IngressRecord> records{make_record("t", 0, "a"), make_record("t", 2, "b")};
     std::promise<Status> outcome;
@@ -143,6 +150,24 @@ TEST_F(DirectCommitsTest, OneUnservedPartitionDeclinesTheWholeRequest) {
     EXPECT_EQ(records.size(), 2u);
     EXPECT_EQ(committer_.committed(), 0u);
     EXPECT_EQ(commit(2, "c").code(), Errc::conflict);  // declined on its own too
+}
+
+// Rule: a request over more partitions than max_partitions (one by default) is declined whole,
+// records and completion untouched: one WAL sync answers it sooner than a log sync per partition.
+TEST_F(DirectCommitsTest, RequestOverMorePartitionsThanTheBoundIsDeclined) {
+    start();
+    std::vector<IngressRecord> spread{make_record("t", 0, "a"), make_record("t", 1, "b")};
+    std::promise<Status> declined;
+    EXPECT_FALSE(offer(spread, declined));
+    EXPECT_EQ(spread.size(), 2u);
+    std::promise<Status> outcome;
+    std::vector<IngressRecord> one{make_record("t", 0, "c"), make_record("t", 0, "d")};
+    ASSERT_TRUE(offer(one, outcome));
+    auto future = outcome.get_future();
+    ASSERT_EQ(future.wait_for(kPatience), std::future_status::ready);
+    EXPECT_TRUE(future.get().is_ok());
+    EXPECT_EQ(committer_.values({"t", 0}), (std::vector<std::string>{"c", "d"}));
+    EXPECT_EQ(committer_.values({"t", 1}), std::vector<std::string>{});
 }
 
 // Rule: a batch the committer refuses (here: frozen for a move) goes to the WAL in its order and
@@ -173,7 +198,7 @@ TEST_F(DirectCommitsTest, SplitRequestCompletesWhenEveryPartHas) {
     committer_.set_gate([](const FakeCommitter::Key& key, size_t) {
         return key.second == 1 ? Status(Errc::frozen, "frozen") : Status::ok();
     });
-    start();
+    start(splitting());
     std::vector<IngressRecord> records{make_record("t", 0, "a"), make_record("t", 1, "b"),
                                        make_record("t", 0, "c")};
     std::promise<Status> outcome;
@@ -191,7 +216,7 @@ TEST_F(DirectCommitsTest, PartlyStoredRequestFailsWithInternalNotARefusal) {
     committer_.set_gate([](const FakeCommitter::Key& key, size_t) {
         return key.second == 1 ? Status(Errc::frozen, "frozen") : Status::ok();
     });
-    start();
+    start(splitting());
     wal_->stop();  // the fallback is refused with shutting_down
     std::vector<IngressRecord> records{make_record("t", 0, "a"), make_record("t", 1, "b")};
     std::promise<Status> outcome;
