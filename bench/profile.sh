@@ -5,8 +5,8 @@
 # counts (WAL and partition logs, from /metrics). With PERF=1, `perf record` samples the node for
 # a few seconds in the middle of the run (perf.data in BUILD_DIR/bench/); read it with
 # `perf report -i BUILD_DIR/bench/perf.data --no-children --sort sym`. With WAL_ONLY=1 the node
-# sends every produce through its ingress WAL (the "wal.direct.decline" failpoint), to compare
-# with the direct-to-log path it takes by default.
+# sends every produce through its ingress WAL (the "wal.direct.decline" failpoint; a build with
+# failpoints, such as build/test), to compare with the direct-to-log path it takes by default.
 #
 #   bench/profile.sh [BUILD_DIR] [narad bench flags...]
 #   e.g. bench/profile.sh build/bench --count 500000 --size 256 --batch 100 --connections 6 \
@@ -65,9 +65,17 @@ before=$(tree_ticks "$node")
 after=$(tree_ticks "$node")
 hz=$(getconf CLK_TCK)
 echo "node CPU (narad + etcd): $(python3 -c "print(f'{($after - $before) / $hz:.2f}')") s"
-curl -fs "http://$server/metrics" | awk '
+metrics=$(curl -fs "http://$server/metrics")
+echo "$metrics" | awk '
     /^narad_wal_fsync_duration_seconds_count/ { wal += $2 }
     /^narad_storage_fsync_duration_seconds_count/ { logs += $2 }
     /^narad_produce_direct_records_total\{outcome="committed"\}/ { direct += $2 }
     END { printf "fsyncs: ingress WAL %d, partition logs %d; records committed directly %d\n",
                  wal, logs, direct }'
+# A build without failpoints (build/bench, build/release) ignores the decline: say so rather than
+# report a direct-path run as a WAL-only one.
+if [ "${WAL_ONLY:-0}" = 1 ] &&
+    echo "$metrics" | grep -Eq '^narad_produce_direct_records_total\{outcome="committed"\} [1-9]'; then
+    echo "profile: WAL_ONLY=1 needs failpoints compiled in (make test-build; use build/test)" >&2
+    exit 1
+fi
