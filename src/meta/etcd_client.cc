@@ -213,6 +213,56 @@ Result<RangeResult> EtcdClient::range(std::string key, std::string range_end, bo
     return gateway::parse_range(answer);
 }
 
+Result<RangeResult> EtcdClient::range_page(std::string key, std::string range_end, RangePage page) {
+    json body = {{"key", b64(key)}};
+    if (!range_end.empty()) body["range_end"] = b64(range_end);
+    if (page.limit > 0) body["limit"] = num(page.limit);
+    if (page.revision > 0) body["revision"] = num(page.revision);
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/range", body.dump(), false));
+    return gateway::parse_range(answer);
+}
+
+Result<RangeResult> EtcdClient::range_all(std::string key, std::string range_end,
+                                          int64_t page_keys) {
+    constexpr int kAttempts = 3;
+    Status last;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        RangeResult all;
+        RangePage page{std::max<int64_t>(page_keys, 1), 0};
+        std::string from = key;
+        bool restart = false;
+        for (;;) {
+            auto read = range_page(from, range_end, page);
+            if (!read.is_ok()) {
+                if (read.code() == Errc::gone && page.revision > 0) {
+                    last = read.status();
+                    restart = true;  // compacted past the first page's revision
+                    break;
+                }
+                if (read.code() != Errc::peer_error && page.limit > 1) {
+                    page.limit /= 2;  // perhaps over the body limit: ask for fewer keys
+                    continue;
+                }
+                return read.status();
+            }
+            if (page.revision == 0) {
+                page.revision = read->revision;
+                all.revision = read->revision;
+            }
+            bool more = read->more && !read->kvs.empty();
+            if (more) {
+                // The next page starts just after this one's last key.
+                from = read->kvs.back().key;
+                from.push_back('\0');
+            }
+            for (KeyValue& kv : read->kvs) all.kvs.push_back(std::move(kv));
+            if (!more) return all;
+        }
+        if (!restart) break;
+    }
+    return last.with_context("reading a range at one revision");
+}
+
 Result<int64_t> EtcdClient::put(std::string key, std::string value, int64_t lease) {
     json body = {{"key", b64(key)}, {"value", b64(value)}};
     if (lease != 0) body["lease"] = num(lease);

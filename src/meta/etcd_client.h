@@ -69,6 +69,13 @@ struct KeyValue {
 struct RangeResult {
     int64_t revision = 0;  // the store's revision the read reflects
     std::vector<KeyValue> kvs;
+    bool more = false;  // a limited read stopped before the end of the range
+};
+
+// One page of a range read.
+struct RangePage {
+    int64_t limit = 0;     // at most this many keys (0: no limit)
+    int64_t revision = 0;  // read the store as of this revision (0: the latest)
 };
 
 // A txn condition on one key.
@@ -170,6 +177,16 @@ class EtcdClient {
     // Linearizable unless `serializable` (a local, possibly stale read).
     Result<RangeResult> range(std::string key, std::string range_end = {},
                               bool serializable = false);
+    // A linearizable read of one page of [key, range_end).
+    Result<RangeResult> range_page(std::string key, std::string range_end, RangePage page);
+    // Every key of [key, range_end) as of one revision, read in pages of at most `page_keys` keys
+    // so that no answer approaches the transport's body limit however large the range grows. A
+    // page that fails other than by a refused connection is asked again with half as many keys
+    // (large values); a revision compacted away between pages starts the read again (up to 3
+    // times).
+    Result<RangeResult> range_all(std::string key, std::string range_end,
+                                  int64_t page_keys = kRangePageKeys);
+    static constexpr int64_t kRangePageKeys = 1000;
     // The end of the range of every key starting with `prefix`.
     static std::string prefix_end(std::string_view prefix);
 

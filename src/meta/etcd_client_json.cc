@@ -102,6 +102,7 @@ Result<KeyValue> parse_kv(const json& j) {
 Result<RangeResult> range_from(const json& j) {
     RangeResult out;
     out.revision = number(child(j, "header"), "revision");
+    out.more = flag(j, "more");
     auto kvs = j.find("kvs");
     if (kvs != j.end() && kvs->is_array()) {
         for (const auto& entry : *kvs) {

@@ -6,7 +6,9 @@
 
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "base/json_text.h"
 #include "meta/etcd_client_json.h"
@@ -139,6 +141,157 @@ EtcdClientOptions two_endpoints() {
     EtcdClientOptions options;
     options.endpoints = {"http://a:1", "http://b:2"};
     return options;
+}
+
+// An etcd key space with history, answering /v3/kv/range as etcd does: `limit`, `more`, reads
+// at an older `revision`, and the compaction error for a revision compacted away.
+class FakeKv {
+  public:
+    using Keys = std::map<std::string, std::string>;
+
+    // Stores `keys` as the state at `revision` (which must grow).
+    void commit(int64_t revision, Keys keys) { history_[revision] = std::move(keys); }
+    void compact_before(int64_t revision) { compacted_ = revision; }
+    int64_t latest() const { return history_.rbegin()->first; }
+
+    // Called after each answer is built, with the count of range calls so far.
+    std::function<void(int)> after_range;
+    // Range calls whose `limit` is above this fail as an over-long answer would.
+    int64_t fails_above_limit = 0;
+    std::vector<nlohmann::json> requests;
+
+    Result<EtcdTransport::Reply> answer(const FakeTransport::Call& call) {
+        auto request = nlohmann::json::parse(call.body);
+        requests.push_back(request);
+        int64_t limit =
+            request.contains("limit") ? std::stoll(request["limit"].get<std::string>()) : 0;
+        int64_t revision = request.contains("revision")
+                               ? std::stoll(request["revision"].get<std::string>())
+                               : latest();
+        if (fails_above_limit > 0 && limit > fails_above_limit) {
+            return Status(Errc::unknown_outcome, "answer over the body limit");
+        }
+        if (revision < compacted_) {
+            return EtcdTransport::Reply{
+                400,
+                R"({"error":"etcdserver: mvcc: required revision has been compacted",)"
+                R"("code":11,"message":"etcdserver: mvcc: required revision has been compacted"})"};
+        }
+        const Keys& keys = std::prev(history_.upper_bound(revision))->second;
+        std::string from = *base64_decode(request["key"].get<std::string>());
+        std::string end = *base64_decode(request["range_end"].get<std::string>());
+        nlohmann::json kvs = nlohmann::json::array();
+        bool more = false;
+        for (auto it = keys.lower_bound(from); it != keys.end() && it->first < end; ++it) {
+            if (limit > 0 && static_cast<int64_t>(kvs.size()) == limit) {
+                more = true;
+                break;
+            }
+            kvs.push_back({{"key", b64(it->first)}, {"value", b64(it->second)}});
+        }
+        nlohmann::json reply = {
+            {"header", {{"revision", std::to_string(latest())}}}, {"kvs", kvs}, {"more", more}};
+        if (after_range) after_range(static_cast<int>(requests.size()));
+        return ok_reply(reply.dump());
+    }
+
+  private:
+    std::map<int64_t, Keys> history_;
+    int64_t compacted_ = 0;
+};
+
+FakeKv::Keys numbered_keys(int count) {
+    FakeKv::Keys keys;
+    for (int i = 0; i < count; ++i) {
+        char name[16];
+        std::snprintf(name, sizeof name, "p/%03d", i);
+        keys[name] = "v" + std::to_string(i);
+    }
+    return keys;
+}
+
+std::vector<std::string> names(const RangeResult& range) {
+    std::vector<std::string> out;
+    for (const auto& kv : range.kvs) out.push_back(kv.key);
+    return out;
+}
+
+// Rule: range_all reads the whole range in pages of at most page_keys keys, every page at the
+// first page's revision, so a write between pages is not seen (neither half of it).
+TEST(EtcdClientTest, PagedRangeReadsEveryPageAtTheFirstPagesRevision) {
+    FakeKv kv;
+    kv.commit(10, numbered_keys(25));
+    kv.after_range = [&](int calls) {
+        if (calls != 1) return;
+        FakeKv::Keys later = numbered_keys(25);
+        later.erase("p/020");
+        later["p/001a"] = "new";
+        kv.commit(11, later);
+    };
+    FakeTransport transport;
+    transport.handler = [&](const FakeTransport::Call& call) { return kv.answer(call); };
+    EtcdClient client(transport, two_endpoints());
+
+    auto all = client.range_all("p/", EtcdClient::prefix_end("p/"), 4);
+    ASSERT_TRUE(all.is_ok()) << all.status().to_string();
+    EXPECT_EQ(all->revision, 10);
+    std::vector<std::string> expected;
+    for (const auto& [key, value] : numbered_keys(25)) expected.push_back(key);
+    EXPECT_EQ(names(*all), expected);
+    ASSERT_EQ(kv.requests.size(), 7u);  // 6 full pages of 4, then 1 key
+    for (size_t i = 0; i < kv.requests.size(); ++i) {
+        EXPECT_EQ(kv.requests[i]["limit"], "4") << i;
+        if (i > 0) {
+            EXPECT_EQ(kv.requests[i]["revision"], "10") << i;
+        }
+    }
+    // Each page starts just after the previous page's last key.
+    EXPECT_EQ(*base64_decode(kv.requests[1]["key"].get<std::string>()),
+              std::string("p/003") + '\0');
+}
+
+// Rule: a page that fails (an answer over the body limit) is asked again with half as many
+// keys, down to one; a refused connection is not.
+TEST(EtcdClientTest, PagedRangeHalvesAPageThatFails) {
+    FakeKv kv;
+    kv.commit(5, numbered_keys(9));
+    kv.fails_above_limit = 2;
+    FakeTransport transport;
+    transport.handler = [&](const FakeTransport::Call& call) { return kv.answer(call); };
+    EtcdClient client(transport, two_endpoints());
+
+    auto all = client.range_all("p/", EtcdClient::prefix_end("p/"), 8);
+    ASSERT_TRUE(all.is_ok()) << all.status().to_string();
+    EXPECT_EQ(all->kvs.size(), 9u);
+    EXPECT_EQ(all->kvs.back().value, "v8");
+
+    FakeTransport refused;
+    refused.handler = [](const FakeTransport::Call&) -> Result<EtcdTransport::Reply> {
+        return Status(Errc::peer_error, "refused");
+    };
+    EtcdClient down(refused, two_endpoints());
+    EXPECT_EQ(down.range_all("p/", EtcdClient::prefix_end("p/"), 8).code(), Errc::peer_error);
+    EXPECT_EQ(refused.calls.size(), 2u);  // each endpoint once, no halving
+}
+
+// Rule: when the first page's revision is compacted away before the last page, the read starts
+// again at the latest revision and returns that revision's keys only.
+TEST(EtcdClientTest, PagedRangeStartsAgainAfterACompaction) {
+    FakeKv kv;
+    kv.commit(10, numbered_keys(6));
+    kv.after_range = [&](int calls) {
+        if (calls != 1) return;
+        kv.commit(12, numbered_keys(7));
+        kv.compact_before(12);
+    };
+    FakeTransport transport;
+    transport.handler = [&](const FakeTransport::Call& call) { return kv.answer(call); };
+    EtcdClient client(transport, two_endpoints());
+
+    auto all = client.range_all("p/", EtcdClient::prefix_end("p/"), 4);
+    ASSERT_TRUE(all.is_ok()) << all.status().to_string();
+    EXPECT_EQ(all->revision, 12);
+    EXPECT_EQ(all->kvs.size(), 7u);
 }
 
 // Rule: a mutation whose answer was lost is reported as unknown_outcome and never sent again.
