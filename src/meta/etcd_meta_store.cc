@@ -7,8 +7,10 @@
 
 namespace narad::meta {
 
-// The watch-fed copy of the prefix. Raw values are kept per key so that each event rebuilds only
-// what it touched; the published MetaState is a fresh copy per batch.
+// The watch-fed copy of the prefix. Each watch batch copies the last published MetaState and
+// decodes only the keys the batch changed, so applying an event costs the same however many
+// topics and partitions the cluster holds (less the copy); the published state is never changed
+// after it is published.
 class EtcdMetaStore::Replica {
   public:
     Replica(EtcdClient& client, Clock& clock, const Keys& keys)
@@ -68,13 +70,14 @@ class EtcdMetaStore::Replica {
   private:
     // Reads the whole prefix linearizably and (re)starts the watch after it.
     Status reload() {
-        auto range = client_.range(keys_.prefix(), EtcdClient::prefix_end(keys_.prefix()));
+        auto range = client_.range_all(keys_.prefix(), EtcdClient::prefix_end(keys_.prefix()));
         if (!range.is_ok()) return range.status().with_context("reading the metastore");
         {
             std::lock_guard lock(apply_mutex_);
-            values_.clear();
-            for (KeyValue& kv : range->kvs) values_[kv.key] = std::move(kv.value);
-            rebuild(range->revision, /*touched=*/{true, true, true});
+            auto next = std::make_shared<MetaState>();
+            Touched touched{true, true, true, true};
+            for (const KeyValue& kv : range->kvs) apply_key(*next, kv.key, &kv.value, touched);
+            publish(std::move(next), range->revision, touched);
         }
         auto watch = client_.watch(
             keys_.prefix(), EtcdClient::prefix_end(keys_.prefix()), range->revision + 1,
@@ -119,38 +122,16 @@ class EtcdMetaStore::Replica {
 
     void apply(const WatchBatch& batch) {
         std::lock_guard lock(apply_mutex_);
+        auto next = std::make_shared<MetaState>(*snapshot());
         Touched touched;
-        for (const WatchEvent& event : batch.events) {
-            switch (keys_.parse(event.kv.key).domain) {
-                case Keys::Parsed::Domain::topic:
-                    touched.topics = true;
-                    break;
-                case Keys::Parsed::Domain::assignment:
-                    touched.assignments = true;
-                    break;
-                case Keys::Parsed::Domain::member:
-                case Keys::Parsed::Domain::live:
-                case Keys::Parsed::Domain::dead:
-                case Keys::Parsed::Domain::ready:
-                    touched.members = true;
-                    break;
-                case Keys::Parsed::Domain::user:
-                    touched.users = true;
-                    break;
-                case Keys::Parsed::Domain::other:
-                    break;
-            }
-            if (event.type == WatchEvent::Type::put) {
-                values_[event.kv.key] = event.kv.value;
-            } else {
-                values_.erase(event.kv.key);
-            }
-        }
         int64_t revision = batch.revision;
         for (const WatchEvent& event : batch.events) {
+            const std::string* value =
+                event.type == WatchEvent::Type::put ? &event.kv.value : nullptr;
+            apply_key(*next, event.kv.key, value, touched);
             revision = std::max(revision, event.kv.mod_revision);
         }
-        rebuild(revision, touched);
+        publish(std::move(next), revision, touched);
     }
 
     struct Touched {
@@ -160,82 +141,92 @@ class EtcdMetaStore::Replica {
         bool users = false;
     };
 
-    // Builds and publishes the state at `revision` from values_. Caller holds apply_mutex_.
-    void rebuild(int64_t revision, Touched touched) {
+    // Decodes `value` into `map[id]`, or erases the entry when the key was deleted (`value`
+    // null) or its value does not decode (logged: a record this version cannot read is skipped).
+    template <typename Map, typename Id, typename Decode>
+    static void put_or_erase(Map& map, Id id, const std::string& key, const std::string* value,
+                             Decode decode) {
+        if (value == nullptr) {
+            map.erase(id);
+            return;
+        }
+        auto decoded = decode(*value);
+        if (decoded.is_ok()) {
+            map.insert_or_assign(std::move(id), std::move(*decoded));
+        } else {
+            map.erase(id);
+            NARAD_LOG_WARN("skipping metastore key {}: {}", key, decoded.status().to_string());
+        }
+    }
+
+    // Applies one key's new value (null: deleted) to `state`.
+    void apply_key(MetaState& state, const std::string& key, const std::string* value,
+                   Touched& touched) const {
+        Keys::Parsed parsed = keys_.parse(key);
+        switch (parsed.domain) {
+            case Keys::Parsed::Domain::topic:
+                touched.topics = true;
+                put_or_erase(state.topics, parsed.name, key, value, decode_topic);
+                break;
+            case Keys::Parsed::Domain::assignment:
+                touched.assignments = true;
+                put_or_erase(state.assignments, PartitionKey{parsed.name, parsed.partition}, key,
+                             value, decode_assignment);
+                break;
+            case Keys::Parsed::Domain::member:
+                touched.members = true;
+                put_or_erase(state.members, NodeId(parsed.name), key, value, decode_member);
+                break;
+            case Keys::Parsed::Domain::user:
+                touched.users = true;
+                put_or_erase(state.users, parsed.name, key, value, decode_user);
+                break;
+            case Keys::Parsed::Domain::live:
+                touched.members = true;
+                if (value != nullptr) {
+                    state.live.insert(NodeId(parsed.name));
+                } else {
+                    state.live.erase(NodeId(parsed.name));
+                }
+                break;
+            case Keys::Parsed::Domain::dead:
+                touched.members = true;
+                if (value != nullptr) {
+                    state.declared_dead.insert(NodeId(parsed.name));
+                } else {
+                    state.declared_dead.erase(NodeId(parsed.name));
+                }
+                break;
+            case Keys::Parsed::Domain::ready: {
+                touched.members = true;
+                auto controller =
+                    value != nullptr ? decode_controller_ready(*value) : Result<NodeId>(NodeId());
+                state.controller = controller.is_ok() ? std::move(*controller) : NodeId();
+                break;
+            }
+            case Keys::Parsed::Domain::other:
+                break;
+        }
+    }
+
+    // Stamps `next` with `revision` and the domain versions, and publishes it to readers and
+    // watchers. Caller holds apply_mutex_.
+    void publish(std::shared_ptr<MetaState> next, int64_t revision, Touched touched) {
         MetaSnapshot previous = snapshot();
-        auto next = std::make_shared<MetaState>();
         next->revision = static_cast<uint64_t>(std::max<int64_t>(revision, 0));
         next->topics_version = previous->topics_version + (touched.topics ? 1 : 0);
         next->assignments_version = previous->assignments_version + (touched.assignments ? 1 : 0);
         next->members_version = previous->members_version + (touched.members ? 1 : 0);
         next->users_version = previous->users_version + (touched.users ? 1 : 0);
-        for (const auto& [key, value] : values_) {
-            Keys::Parsed parsed = keys_.parse(key);
-            switch (parsed.domain) {
-                case Keys::Parsed::Domain::topic: {
-                    auto topic = decode_topic(value);
-                    if (topic.is_ok()) {
-                        next->topics[parsed.name] = std::move(*topic);
-                    } else {
-                        NARAD_LOG_WARN("skipping metastore key {}: {}", key,
-                                       topic.status().to_string());
-                    }
-                    break;
-                }
-                case Keys::Parsed::Domain::assignment: {
-                    auto assignment = decode_assignment(value);
-                    if (assignment.is_ok()) {
-                        next->assignments[PartitionKey{parsed.name, parsed.partition}] =
-                            std::move(*assignment);
-                    } else {
-                        NARAD_LOG_WARN("skipping metastore key {}: {}", key,
-                                       assignment.status().to_string());
-                    }
-                    break;
-                }
-                case Keys::Parsed::Domain::member: {
-                    auto member = decode_member(value);
-                    if (member.is_ok()) {
-                        next->members[NodeId(parsed.name)] = std::move(*member);
-                    } else {
-                        NARAD_LOG_WARN("skipping metastore key {}: {}", key,
-                                       member.status().to_string());
-                    }
-                    break;
-                }
-                case Keys::Parsed::Domain::user: {
-                    auto user = decode_user(value);
-                    if (user.is_ok()) {
-                        next->users[parsed.name] = std::move(*user);
-                    } else {
-                        NARAD_LOG_WARN("skipping metastore key {}: {}", key,
-                                       user.status().to_string());
-                    }
-                    break;
-                }
-                case Keys::Parsed::Domain::live:
-                    next->live.insert(NodeId(parsed.name));
-                    break;
-                case Keys::Parsed::Domain::dead:
-                    next->declared_dead.insert(NodeId(parsed.name));
-                    break;
-                case Keys::Parsed::Domain::ready: {
-                    auto controller = decode_controller_ready(value);
-                    if (controller.is_ok()) next->controller = std::move(*controller);
-                    break;
-                }
-                case Keys::Parsed::Domain::other:
-                    break;
-            }
-        }
         // A member without a liveness key keeps the time this replica first saw it so.
         MonoTime now = clock_.now();
+        next->down_since.clear();
         for (const auto& [node, member] : next->members) {
             if (next->live.count(node) > 0) continue;
             auto before = previous->down_since.find(node);
             next->down_since[node] = before != previous->down_since.end() ? before->second : now;
         }
-        MetaSnapshot published = next;
+        MetaSnapshot published = std::move(next);
         {
             std::lock_guard lock(mutex_);
             snapshot_ = published;
@@ -252,8 +243,7 @@ class EtcdMetaStore::Replica {
     EtcdClient& client_;
     Clock& clock_;
     const Keys& keys_;
-    std::mutex apply_mutex_;                     // serializes rebuilds
-    std::map<std::string, std::string> values_;  // GUARDED_BY(apply_mutex_)
+    std::mutex apply_mutex_;  // one batch or reload applied at a time
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     MetaSnapshot snapshot_;             // GUARDED_BY(mutex_)
