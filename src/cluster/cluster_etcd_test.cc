@@ -58,6 +58,33 @@ class ClusterEtcdTest : public ::testing::Test {
     net::HttpEtcdTransport transport_;
 };
 
+// Rule: a topic and all its assignments are one txn, so a member started with the txn limit
+// txn_ops_for(P) (as a node starts its own for topic.max_partitions = P) takes a topic of P
+// partitions whole; at etcd's default limit the same create is refused and writes nothing.
+TEST(ClusterEtcdLimitsTest, ATopicOfMaxPartitionsFitsTheMembersTxnLimit) {
+    constexpr uint32_t kPartitions = 300;
+    std::vector<NodeId> owners;
+    for (uint32_t p = 0; p < kPartitions; ++p) owners.push_back(NodeId(p % 2 ? "a" : "b"));
+    {
+        meta::testing::LocalEtcd etcd("n1", meta::EtcdMetaStore::txn_ops_for(kPartitions));
+        net::HttpEtcdTransport transport;
+        NodeView a(transport, etcd.endpoint());
+        auto made = a.store->create_topic(topic("wide", kPartitions, "0000000000000001"), owners);
+        ASSERT_TRUE(made.is_ok()) << made.status().to_string();
+        EXPECT_EQ(a.store->snapshot()->assignments.size(), kPartitions);
+    }
+    meta::testing::LocalEtcd etcd;  // etcd's own default, 128
+    net::HttpEtcdTransport transport;
+    NodeView a(transport, etcd.endpoint());
+    auto refused = a.store->create_topic(topic("wide", kPartitions, "0000000000000001"), owners);
+    ASSERT_FALSE(refused.is_ok());
+    EXPECT_NE(refused.status().to_string().find("too many operations"), std::string::npos)
+        << refused.status().to_string();
+    NodeView fresh(transport, etcd.endpoint());
+    EXPECT_EQ(fresh.store->snapshot()->find_topic("wide"), nullptr);
+    EXPECT_TRUE(fresh.store->snapshot()->assignments.empty());
+}
+
 // Rule: a topic created through one node's store appears, with its assignments, in another node's
 // replica; a second create of the name is already_exists; delete removes topic and assignments.
 TEST_F(ClusterEtcdTest, TopicWritesReachEveryReplica) {

@@ -1,5 +1,6 @@
 #include "meta/etcd_meta_store.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "base/log.h"
@@ -347,6 +348,10 @@ Status EtcdMetaStore::draining_owner_conflict() {
     return Status(Errc::unavailable,
                   "control plane temporarily unavailable: a node the partitions were placed on "
                   "started draining; retry");
+}
+
+uint32_t EtcdMetaStore::txn_ops_for(uint32_t max_partitions) {
+    return std::max<uint32_t>(128, max_partitions + 1);
 }
 
 Result<Topic> EtcdMetaStore::create_topic(Topic topic, std::vector<NodeId> owners) {

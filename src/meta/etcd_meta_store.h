@@ -51,6 +51,11 @@ class EtcdMetaStore final : public MetaStore {
     // Reads the cluster's state and starts the replica's watch.
     static Result<std::unique_ptr<EtcdMetaStore>> open(EtcdClient& client, Clock& clock,
                                                        EtcdMetaStoreOptions options);
+    // The operations per etcd txn (etcd's --max-txn-ops, 128 by default) that creating a topic of
+    // `max_partitions` partitions needs: the topic and every assignment are puts of one txn. Its
+    // compares (the fence, the topic's absence, each owner not draining) are held to the same
+    // limit, which is never below etcd's default.
+    static uint32_t txn_ops_for(uint32_t max_partitions);
     ~EtcdMetaStore() override;  // stops the watch
 
     MetaSnapshot snapshot() const override;

@@ -190,6 +190,7 @@ std::vector<std::string> EtcdSupervisor::arguments() const {
         // A topic record carries its schema history (up to 4 MiB, JSON-escaped): above etcd's
         // default 1.5 MiB request cap.
         "--max-request-bytes=10485760",
+        "--max-txn-ops=" + std::to_string(options_.max_txn_ops),
     };
     if (!options_.tls_cert_file.empty()) {
         // Every client and every peer must present a certificate the authority signed.

@@ -40,6 +40,7 @@ struct EtcdSupervisorOptions {
     std::string log_path;  // etcd's stdout and stderr; empty: <data_dir>.log
     uint32_t heartbeat_interval_ms = 100;
     uint32_t election_timeout_ms = 1'000;
+    uint32_t max_txn_ops = 128;  // --max-txn-ops: the most puts, deletes or compares in one txn
     std::vector<std::string> extra_args;  // passed to etcd after the flags above
     // Mutual TLS on the member's client and peer URLs (https): its certificate and key, and the
     // authority every client and peer certificate must come from. Empty: plain http.

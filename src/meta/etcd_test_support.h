@@ -71,8 +71,8 @@ inline EtcdSupervisorOptions local_etcd_options(const std::string& dir, const st
 // One etcd member on free ports in a temp dir, started by the constructor.
 class LocalEtcd {
   public:
-    explicit LocalEtcd(const std::string& name = "n1")
-        : supervisor_(local_etcd_options(dir_.path(), name)) {
+    explicit LocalEtcd(const std::string& name = "n1", uint32_t max_txn_ops = 128)
+        : supervisor_(with_max_txn_ops(local_etcd_options(dir_.path(), name), max_txn_ops)) {
         Status started = supervisor_.start();
         EXPECT_TRUE(started.is_ok()) << started.to_string();
     }
@@ -81,6 +81,10 @@ class LocalEtcd {
     const std::string& dir() const { return dir_.path(); }
 
   private:
+    static EtcdSupervisorOptions with_max_txn_ops(EtcdSupervisorOptions options, uint32_t ops) {
+        options.max_txn_ops = ops;
+        return options;
+    }
     TempDir dir_;
     EtcdSupervisor supervisor_;
 };

@@ -361,6 +361,7 @@ class ClusterRuntime::Impl {
         etcd.initial_cluster = std::move(initial_cluster);
         etcd.initial_cluster_state_new = new_cluster;
         etcd.cluster_token = options_.cluster_name;
+        etcd.max_txn_ops = options_.etcd_max_txn_ops;
         etcd.log_path = io::join_path(options_.data_dir, "etcd.log");
         if (options_.cluster_tls) {
             // The member takes the cluster port's certificate for its client and peer URLs.

@@ -39,7 +39,8 @@ struct ClusterRuntimeOptions {
     uint16_t etcd_client_port = 7944;
     uint16_t etcd_peer_port = 7945;
     std::string etcd_binary = "etcd";
-    uint32_t voters = 3;  // nodes that host an etcd voter, at most
+    uint32_t etcd_max_txn_ops = 128;  // the local member's --max-txn-ops
+    uint32_t voters = 3;              // nodes that host an etcd voter, at most
     int64_t lease_ttl_seconds = 10;
     Millis self_fence_margin{2'000};
     cluster::ControllerOptions controller;

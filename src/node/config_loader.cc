@@ -842,7 +842,9 @@ const std::vector<Setting>& settings() {
                  require(p, c.topic.max_partitions > 0, "topic.max_partitions must be > 0");
              },
          .rule = "> 0",
-         .doc = "The most partitions a topic may have.",
+         .doc = "The most partitions a topic may have. A topic and its assignments are one etcd "
+                "txn: above 127 the node starts its own etcd member with `--max-txn-ops` one "
+                "above this, and an external etcd (cluster.meta_endpoints) needs the same.",
          .syntax = IntSyntax::atoi},
         {.key = "topic.default_retention_age_ms",
          .env = "NARAD_TOPIC_DEFAULT_RETENTION_AGE_MS",

@@ -520,6 +520,9 @@ class Node::Impl {
         options.etcd_client_port = cluster.etcd_client_port;
         options.etcd_peer_port = cluster.etcd_peer_port;
         options.etcd_binary = cluster.etcd_binary;
+        // A topic of topic.max_partitions partitions is created in one txn.
+        options.etcd_max_txn_ops = meta::EtcdMetaStore::txn_ops_for(
+            static_cast<uint32_t>(std::min<int64_t>(config_.topic.max_partitions, 1'000'000)));
         options.voters = static_cast<uint32_t>(cluster.voters);
         options.controller.voters = static_cast<uint32_t>(cluster.voters);
         options.controller.min_voters = static_cast<uint32_t>(cluster.min_voters);
