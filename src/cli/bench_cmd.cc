@@ -33,6 +33,7 @@ struct BenchFlags {
     int64_t duration_ns = 0;
     int64_t rate = 0;
     int64_t keys = 0;
+    int64_t partition = -1;
     int64_t partitions = 0;
     int64_t threads = 1;
     int64_t drain_timeout_ns = 30'000'000'000;
@@ -88,6 +89,10 @@ Result<bench::BenchConfig> make_config(const BenchFlags& f, const std::string& t
     NARAD_RETURN_IF_ERROR(check_range("--threads", f.threads, 1, kMaxThreads));
     if (f.rate < 0) return Status(Errc::invalid_argument, "--rate must be >= 0");
     if (f.keys < 0) return Status(Errc::invalid_argument, "--keys must be >= 0");
+    if (f.partition < -1) return Status(Errc::invalid_argument, "--partition must be >= 0");
+    if (f.partition >= 0 && f.keys > 0) {
+        return Status(Errc::invalid_argument, "--partition and --keys exclude each other");
+    }
     if (f.duration_ns < 0) return Status(Errc::invalid_argument, "--duration must be >= 0");
     config.count = f.count;
     config.duration_ns = f.duration_ns;
@@ -97,6 +102,7 @@ Result<bench::BenchConfig> make_config(const BenchFlags& f, const std::string& t
     config.batch = uint32_t(f.batch);
     config.rate = double(f.rate);
     config.keys = f.keys;
+    config.partition = f.partition;
     config.consume = f.consume;
     config.threads = uint32_t(f.threads);
     config.drain_timeout_ns = f.drain_timeout_ns;
@@ -226,6 +232,8 @@ void register_bench_command(CommandTree& tree) {
                       "produce for this long instead of --count messages, e.g. 30s");
     tree.add_int(cmd, "rate", &f->rate, "target messages/s over all producers (0 = max)");
     tree.add_int(cmd, "keys", &f->keys, "distinct message keys, round robin (0 = no key)");
+    tree.add_int(cmd, "partition", &f->partition,
+                 "pin every message to this partition (default: keys or round robin)");
     cmd->add_flag("--create", f->create, "create the topic first if it does not exist");
     tree.add_int(cmd, "partitions", &f->partitions,
                  "with --create: partition count (0 = server default)");

@@ -48,19 +48,24 @@ std::string message_key(uint64_t index, int64_t keys) {
     return key;
 }
 
-std::string produce_target(std::string_view topic, std::string_view key) {
+std::string produce_target(std::string_view topic, std::string_view key, int64_t partition) {
     std::string target = topic_path(topic) + "/produce";
     if (!key.empty()) target += "?key=" + query_escape(key);
+    if (partition >= 0)
+        target += (key.empty() ? "?partition=" : "&partition=") + std::to_string(partition);
     return target;
 }
 
 std::string produce_batch_body(const std::vector<std::string>& payloads,
-                               const std::vector<std::string>& keys) {
+                               const std::vector<std::string>& keys, int64_t partition) {
+    const std::string pin =
+        partition >= 0 ? ",\"partition\":" + std::to_string(partition) : std::string();
     std::string body = "{\"messages\":[";
     for (size_t i = 0; i < payloads.size(); ++i) {
         if (i > 0) body += ',';
         body += "{\"payload\":" + payloads[i];
         if (i < keys.size() && !keys[i].empty()) body += ",\"key\":" + json_string(keys[i]);
+        body += pin;
         body += '}';
     }
     body += "]}";
@@ -194,7 +199,8 @@ std::optional<net::LoadRequest> ProduceWorkload::next(uint32_t /*connection*/) {
     const int64_t sent_wall_ns = wall_ns();
     const bool batched = config_.batch > 1;
     if (!batched) {
-        request.target = produce_target(config_.topic, message_key(first_message, config_.keys));
+        request.target = produce_target(config_.topic, message_key(first_message, config_.keys),
+                                        config_.partition);
         request.body = payload_.make(sent_wall_ns);
         request.content_type = "application/octet-stream";
     } else {
@@ -206,7 +212,7 @@ std::optional<net::LoadRequest> ProduceWorkload::next(uint32_t /*connection*/) {
             keys.push_back(message_key(first_message + i, config_.keys));
         }
         request.target = topic_path(config_.topic) + "/produce/batch";
-        request.body = produce_batch_body(payloads, keys);
+        request.body = produce_batch_body(payloads, keys, config_.partition);
         request.content_type = "application/json";
     }
     const int64_t sent_ns = mono_ns();

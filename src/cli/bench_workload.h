@@ -31,6 +31,7 @@ struct BenchConfig {
     uint32_t batch = 1;
     double rate = 0;  // messages/s over all producers, 0 = as fast as possible
     int64_t keys = 0;
+    int64_t partition = -1;  // >= 0: every message is pinned to this partition
     bool consume = false;
     uint32_t threads = 1;  // client threads per stage when not rate-limited
     int64_t drain_timeout_ns = 30'000'000'000;
@@ -42,11 +43,12 @@ struct BenchConfig {
 
 // The key of message `index` with `keys` distinct keys ("" when keys == 0).
 std::string message_key(uint64_t index, int64_t keys);
-// /v1/topics/<t>/produce[?key=<k>]
-std::string produce_target(std::string_view topic, std::string_view key);
-// {"messages":[{"payload":<p>,"key":"<k>"}, ...]} — payloads are JSON values embedded verbatim.
+// /v1/topics/<t>/produce[?key=<k>][?partition=<n>] (partition when >= 0)
+std::string produce_target(std::string_view topic, std::string_view key, int64_t partition = -1);
+// {"messages":[{"payload":<p>,"key":"<k>"}, ...]} — payloads are JSON values embedded verbatim;
+// with partition >= 0 each message carries "partition":<n>.
 std::string produce_batch_body(const std::vector<std::string>& payloads,
-                               const std::vector<std::string>& keys);
+                               const std::vector<std::string>& keys, int64_t partition = -1);
 // "accepted" of a 202 batch answer.
 std::optional<uint64_t> parse_accepted(std::string_view body);
 

@@ -21,6 +21,7 @@ TEST(BenchRequests, KeysAndProduceTargets) {
     EXPECT_EQ(message_key(7, 3), "k1");
     EXPECT_EQ(produce_target("t", ""), "/v1/topics/t/produce");
     EXPECT_EQ(produce_target("t", "k1"), "/v1/topics/t/produce?key=k1");
+    EXPECT_EQ(produce_target("t", "", 2), "/v1/topics/t/produce?partition=2");
 }
 
 // Rule: a batch produce embeds each payload as a JSON value, with its key when there is one.
@@ -29,6 +30,8 @@ TEST(BenchRequests, BatchProduceBody) {
     EXPECT_EQ(body,
               "{\"messages\":[{\"payload\":{\"a\":1},\"key\":\"k0\"},{\"payload\":{\"b\":2}}]}");
     EXPECT_TRUE(is_valid_json(body));
+    EXPECT_EQ(produce_batch_body({"1", "2"}, {}, 2),
+              "{\"messages\":[{\"payload\":1,\"partition\":2},{\"payload\":2,\"partition\":2}]}");
     EXPECT_EQ(parse_accepted("{\"accepted\":2}\n"), 2u);
     EXPECT_FALSE(parse_accepted("{}").has_value());
     EXPECT_FALSE(parse_accepted("{\"accepted\":-1}").has_value());
