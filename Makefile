@@ -9,7 +9,7 @@ ASAN_DIR ?= build/asan
 BENCH_DIR ?= build/bench
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run cluster test test-build unit cluster-test chaos chaos-matrix bench bench-single bench-cluster bench-move asan format clean
+.PHONY: all deps build run cluster test test-build unit cluster-test chaos chaos-matrix bench bench-single bench-cluster bench-move bench-meta bench-scale asan format clean
 
 all: build
 
@@ -64,16 +64,17 @@ chaos-matrix: test-build
 		--seed 7 --write docs/reliability.md
 
 # Every table of docs/benchmarks.md, regenerated in one run on this machine, each stamped with the
-# commit measured (8 to 10 minutes here): Narad side by side with NATS JetStream and Redis Streams
-# (bench/workloads/*.yaml through narad-compare, also docs/benchmarks.csv), then Narad alone on one
-# node and on three (bench/run.sh), then partition moves (bench/move/run.sh), with the page cache's
-# dirty data written out between parts so one part's writeback does not land in the next. Release
-# build with failpoints compiled out.
+# commit measured (about 18 minutes here): Narad side by side with NATS JetStream and Redis
+# Streams (bench/workloads/*.yaml through narad-compare, also docs/benchmarks.csv), then Narad
+# alone on one node and on three (bench/run.sh), partition moves (bench/move/run.sh), the
+# metastore at scale (bench/meta/run.sh) and one node with many partitions and connections
+# (bench/scale/run.sh), with the page cache's dirty data written out between parts so one part's
+# writeback does not land in the next. Release build with failpoints compiled out.
 BENCH_COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- . ':!docs/benchmarks.*' 2>/dev/null || echo ' (with uncommitted changes)')
 bench: deps
 	@cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DNARAD_FAILPOINTS=OFF \
 		-DNARAD_TESTS=OFF -DNARAD_BENCH=ON $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BENCH_DIR) --target narad narad-compare -j $(JOBS)
+	@cmake --build $(BENCH_DIR) --target narad narad-compare narad-meta-scale -j $(JOBS)
 	@$(BENCH_DIR)/narad-compare --workloads bench/workloads --narad $(BENCH_DIR)/narad \
 		--markdown docs/benchmarks.md --csv docs/benchmarks.csv --command "make bench" \
 		--commit "$(BENCH_COMMIT)"
@@ -86,6 +87,12 @@ bench: deps
 	@sync
 	@NARAD_BENCH_DOC=docs/benchmarks.md NARAD_BENCH_COMMIT="$(BENCH_COMMIT)" \
 		./bench/move/run.sh $(BENCH_DIR)
+	@sync
+	@NARAD_BENCH_DOC=docs/benchmarks.md NARAD_BENCH_COMMIT="$(BENCH_COMMIT)" \
+		./bench/meta/run.sh $(BENCH_DIR)
+	@sync
+	@NARAD_BENCH_DOC=docs/benchmarks.md NARAD_BENCH_COMMIT="$(BENCH_COMMIT)" \
+		./bench/scale/run.sh $(BENCH_DIR)
 
 # Single-node Narad workloads through `narad bench` (bench/run.sh).
 bench-single: build
@@ -95,10 +102,25 @@ bench-single: build
 bench-cluster: build
 	@./bench/run.sh $(RELEASE_DIR) 3
 
-# Partition moves: one move's copy throughput against a plain durable copy, and freeze durations
-# under a steady write load (bench/move/run.sh, docs/benchmarks.md "Partition moves").
+# Partition moves: one move's copy throughput against a plain durable copy, freeze durations
+# under a steady write load, and a 10 GiB partition moved while written to (bench/move/run.sh,
+# docs/benchmarks.md "Partition moves").
 bench-move: build
 	@./bench/move/run.sh $(RELEASE_DIR)
+
+# The etcd metastore at 1,000 topics x 100 partitions: create time, replica memory, the cost of
+# one watch event, a full read, the planner (bench/meta/run.sh, docs/benchmarks.md "How the
+# metastore scales").
+bench-meta: deps
+	@cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DNARAD_FAILPOINTS=OFF \
+		-DNARAD_TESTS=OFF -DNARAD_BENCH=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BENCH_DIR) --target narad-meta-scale -j $(JOBS)
+	@./bench/meta/run.sh $(BENCH_DIR)
+
+# One node with 1,000 small partitions (open files, idle eviction, memory) and 10,000 idle
+# keep-alive connections (bench/scale/run.sh, docs/benchmarks.md "One node at scale").
+bench-scale: build
+	@./bench/scale/run.sh $(RELEASE_DIR)
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

@@ -6,9 +6,15 @@
   analyze.py sizes                   reads `narad topic info` JSON on stdin; prints the partition
                                      sizes as JSON {"total": N, "partitions": {index: size_bytes}}
   analyze.py count LOG TOPIC         prints how many moves of TOPIC the node log says are done
+  analyze.py probe SERVER TOPIC PARTITION RATE SIZE STOP OUT
+                                     single produces of SIZE bytes pinned to PARTITION, RATE a
+                                     second, one at a time, until the file STOP exists; writes
+                                     [[wall time, latency ms, status], ...] to OUT
   analyze.py report RAW_DIR OUT_MD   reads what run.sh left in RAW_DIR, prints the markdown table
                                      and writes it to OUT_MD (and the numbers to OUT_MD's .json)
 """
+import datetime
+import http.client
 import json
 import math
 import os
@@ -92,6 +98,39 @@ def first_match(path, pattern, topic, partition):
             if m and m["topic"] == topic and m["partition"] == partition:
                 return m
     return None
+
+
+def probe(server, topic, partition, rate, size, stop, out):
+    host, port = server.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    body = os.urandom(int(size))
+    path = f"/v1/topics/{topic}/produce?partition={partition}"
+    headers = {"Content-Type": "application/octet-stream"}
+    interval = 1.0 / float(rate)
+    samples = []
+    due = time.monotonic()
+    while not os.path.exists(stop):
+        due += interval
+        wall, t = time.time(), time.monotonic()
+        try:
+            conn.request("POST", path, body=body, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            status = response.status
+        except OSError:
+            status = 0
+            conn.close()
+            conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        samples.append([wall, (time.monotonic() - t) * 1000, status])
+        time.sleep(max(0.0, due - time.monotonic()))
+    with open(out, "w") as f:
+        json.dump(samples, f)
+
+
+def wall_seconds(ts):
+    # A node log's time (UTC, 2026-11-30T22:54:28.450) as Unix time, to line up with probe().
+    parsed = datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%f")
+    return parsed.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
 def ts_seconds(ts):
@@ -190,6 +229,8 @@ def report(raw, out_md):
          f"{env.get('cores', '?')} cores"),
         ("command", f"`{env['command']}`"),
     ]
+    large = large_rows(raw, plain_mibs)
+    rows[-2:-2] = large["rows"]
     lines = ["| measure | value |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in rows]
     text = "\n".join(lines) + "\n"
@@ -204,10 +245,50 @@ def report(raw, out_md):
                  "ratio": move_mibs / plain_mibs, "freeze_ms": int(move["freeze_ms"]),
                  "passes": int(move["passes"]), "partition_sizes": sizes1},
         "freeze": {"samples": samples, "load": load2, "achieved_mib_s": achieved},
+        "large": large["numbers"],
     }
     with open(os.path.splitext(out_md)[0] + ".json", "w") as f:
         json.dump(numbers, f, indent=1)
     print(text)
+
+
+def large_rows(raw, plain_mibs):
+    """Part 3, when it ran: one large partition moved while a probe writes to it."""
+    log = os.path.join(raw, "p3-n2.log")
+    moves = done_lines(log, "big")
+    if not moves:
+        return {"rows": [], "numbers": None}
+    move = moves[0]
+    started = first_match(log, START, "big", move["partition"])
+    begin, end = wall_seconds(started["ts"]), wall_seconds(move["ts"])
+    samples = load(os.path.join(raw, "p3-probe.json"))
+    probe_flags = load(os.path.join(raw, "p3-probe-flags.json"))
+    before = [ms for wall, ms, status in samples if wall < begin]
+    during = [ms for wall, ms, status in samples if begin <= wall <= end]
+    failed = [s for s in samples if s[2] != 202]
+    moved = int(move["bytes"])
+    mibs = moved / MIB / float(move["seconds"])
+
+    def spread(values):
+        if not values:
+            return "–"
+        return (f"p50 {nearest_rank(values, 0.5):.1f} / p99 {nearest_rank(values, 0.99):.1f} / "
+                f"max {max(values):.1f} ms ({len(values)} writes)")
+
+    rows = [
+        (f"large move: one partition of {moved / (1 << 30):.2f} GiB ({moved:,} bytes)",
+         f"{mibs:.1f} MiB/s start → flip ({float(move['seconds']):.1f} s, {move['passes']} "
+         f"passes), **{mibs / plain_mibs:.2f}×** the plain copy above; frozen "
+         f"{move['freeze_ms']} ms"),
+        ("large move: produce latency on the moving partition "
+         f"({probe_flags['rate']}/s single produces of {probe_flags['size'] // 1024} KiB, "
+         "one at a time), before the move / during the copy",
+         f"{spread(before)} / {spread(during)}; {len(failed)} not answered 202"),
+    ]
+    numbers = {"bytes": moved, "seconds": float(move["seconds"]), "mib_s": mibs,
+               "ratio": mibs / plain_mibs, "freeze_ms": int(move["freeze_ms"]),
+               "probe_before_ms": before, "probe_during_ms": during, "probe_failed": len(failed)}
+    return {"rows": rows, "numbers": numbers}
 
 
 def main(argv):
@@ -215,6 +296,8 @@ def main(argv):
         copy(argv[1], argv[2])
     elif argv[:1] == ["sizes"]:
         sizes()
+    elif len(argv) == 8 and argv[0] == "probe":
+        probe(*argv[1:])
     elif len(argv) == 3 and argv[0] == "count":
         print(len(done_lines(argv[1], argv[2])))
     elif len(argv) == 3 and argv[0] == "report":

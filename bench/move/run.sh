@@ -13,10 +13,15 @@
 #     5 MiB/s of payload spread round-robin over all 32 partitions while n2 joins (16 partitions
 #     move, at most 8 at a time) and then n3 joins (10 more move); every "source frozen for F ms"
 #     line of n2 and n3 is a sample.
+#  3. One large partition: n1 alone with topic `big` of 3 partitions, LARGE_GIB GiB written into
+#     partition 2 (the one the planner moves first); a probe writes one 16 KiB message at a time
+#     to partition 2, 64 a second, from 10 s before n2 joins until the move is done; the move's
+#     rate and freeze come from n2's log, the probe's latency is split at the move's start.
 #
 #   bench/move/run.sh [BUILD_DIR]    BUILD_DIR defaults to build/release
 #   environment: NARAD_MOVE_BENCH_PORT (default 19842; uses PORT..PORT+23 and PORT+100..PORT+123),
-#                FILL_MIB (default 512); NARAD_BENCH_DOC=<markdown file> also writes the table
+#                FILL_MIB (default 512), LARGE_GIB (default 10; 0 skips part 3);
+#                NARAD_BENCH_DOC=<markdown file> also writes the table
 #                into that file's `moves` section (bench/doc_section.py); NARAD_BENCH_COMMIT names
 #                the commit measured.
 set -euo pipefail
@@ -34,11 +39,13 @@ mkdir -p "$raw"
 data_dir=$(mktemp -d /tmp/narad-move-bench-XXXXXX)
 base_port=${NARAD_MOVE_BENCH_PORT:-19842}
 fill_mib=${FILL_MIB:-512}
+large_gib=${LARGE_GIB:-10}
 secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 started=$(date -u +%Y-%m-%dT%H:%MZ)
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 command="bench/move/run.sh $build_dir"
 [ -n "${FILL_MIB:-}" ] && command="FILL_MIB=$fill_mib $command"
+[ -n "${LARGE_GIB:-}" ] && command="LARGE_GIB=$large_gib $command"
 
 pids=()     # nodes of the current part, in start order
 producer="" # the rate-limited producer of part 2
@@ -173,6 +180,29 @@ cat >"$raw/p2-load.json" <<EOF
 {"t0": $t0, "t1": $t1, "size0": $size0, "size1": $size1, "target_mib_s": 5.0,
  "flags": "narad bench fz $load_flags"}
 EOF
+stop_nodes
+rm -rf "${data_dir:?}"/n*
+
+# ---- 3. one large partition moves while it is written to --------------------------------------
+if [ "$large_gib" -gt 0 ]; then
+    base3=$((base_port + 200))
+    s1="127.0.0.1:$base3"
+    start_node "$base3" 1 "$raw/p3-n1.log"
+    "$narad" -s "http://$s1" topic add big --partitions 3 >/dev/null
+    echo "bench-move: filling partition 2 of 'big' with $large_gib GiB" >&2
+    "$narad" -s "http://$s1" bench big --partition 2 --count $((large_gib * 16384)) \
+        --size 65536 --batch 12 --connections 2 --json >"$raw/p3-fill.json" 2>/dev/null
+    echo '{"rate": 64, "size": 16384}' >"$raw/p3-probe-flags.json"
+    python3 "$analyze" probe "$s1" big 2 64 16384 "$raw/p3-stop" "$raw/p3-probe.json" &
+    producer=$!
+    sleep 10
+    echo "bench-move: n2 joins; partition 2 of 'big' moves while it is written to" >&2
+    start_node "$base3" 2 "$raw/p3-n2.log"
+    wait_moves "$s1" "$raw/p3-n2.log" big 1 $((large_gib * 60 + 120))
+    touch "$raw/p3-stop"
+    wait "$producer"
+    producer=""
+fi
 printf '{"date": "%s", "command": "%s", "commit": "%s", "load_start": %s, "load_end": %s, "cores": %s}\n' \
     "$started" "$command" "${NARAD_BENCH_COMMIT:-}" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" \
     "$(nproc)" >"$raw/run.json"
