@@ -31,7 +31,9 @@ cat >"$data_dir/narad.json" <<EOF
 { "storage": { "idle_log_eviction_ms": 60000 },
   "http": { "max_connections": 20000 } }
 EOF
-ulimit -n 65536
+# As many open files as this shell may have (the node holds a socket per connection, a few files
+# per open partition log).
+ulimit -n "$(ulimit -Hn)"
 started=$(date +%s)
 NARAD_SECURITY_ENABLED=false "$narad" serve --config "$data_dir/narad.json" --node-id n1 \
     --addr "$server" --cluster-port $((port + 1)) --etcd-client-port $((port + 2)) \
