@@ -6,9 +6,7 @@
 //
 //   narad-meta-scale [--topics 1000] [--partitions 100] [--replicas 3] [--nodes 3] [--events 200]
 #include <malloc.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/loopback_ports.h"
 #include "cluster/planner.h"
 #include "meta/etcd_meta_store.h"
 #include "meta/etcd_supervisor.h"
@@ -51,18 +50,6 @@ double rss_mib() {
         if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
     }
     return 0;
-}
-
-uint16_t unused_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    socklen_t length = sizeof address;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
 }
 
 [[noreturn]] void fail(const std::string& what, const Status& status) {
@@ -124,8 +111,9 @@ int run(size_t topics, uint32_t partitions, size_t replica_count, size_t nodes, 
     meta::EtcdSupervisorOptions options;
     options.data_dir = dir + "/etcd";
     options.log_path = dir + "/etcd.log";
-    options.client_port = unused_port();
-    options.peer_port = unused_port();
+    auto ports = unused_loopback_ports(2);
+    options.client_port = ports[0];
+    options.peer_port = ports[1];
     options.extra_args = {"--quota-backend-bytes=8589934592"};
     meta::EtcdSupervisor etcd(options);
     if (Status started = etcd.start(); !started.is_ok()) fail("starting etcd", started);

@@ -4,9 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/loopback_ports.h"
 #include "meta/etcd_supervisor.h"
 
 namespace narad::meta::testing {
@@ -36,24 +35,8 @@ class TempDir {
     std::string path_;
 };
 
-// `count` distinct ports nothing listens on right now (bound to port 0, then released).
-inline std::vector<uint16_t> free_ports(size_t count) {
-    std::vector<int> sockets;
-    std::vector<uint16_t> ports;
-    for (size_t i = 0; i < count; ++i) {
-        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-        socklen_t length = sizeof address;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-        ports.push_back(ntohs(address.sin_port));
-        sockets.push_back(fd);
-    }
-    for (int fd : sockets) ::close(fd);
-    return ports;
-}
+// `count` distinct ports nothing listens on right now.
+inline std::vector<uint16_t> free_ports(size_t count) { return unused_loopback_ports(count); }
 
 // Options for member `name` with its data in `dir`/<name>, on fresh ports.
 inline EtcdSupervisorOptions local_etcd_options(const std::string& dir, const std::string& name) {

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/loopback_ports.h"
 #include "net/http.h"
 
 namespace narad::net::testing {
@@ -217,16 +218,6 @@ class RawSocket {
 };
 
 // A port nothing listens on (bound, then released).
-inline uint16_t unused_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    socklen_t size = sizeof(address);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-    ::close(fd);
-    return ntohs(address.sin_port);
-}
+inline uint16_t unused_port() { return unused_loopback_ports(1).front(); }
 
 }  // namespace narad::net::testing
