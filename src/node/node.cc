@@ -1,6 +1,7 @@
 #include "node/node.h"
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -768,9 +769,10 @@ class Node::Impl {
         return Status::ok();
     }
 
-    // Retention of open logs and idle-log eviction, every retention_check_interval; retention of
-    // closed logs (the cold walk) every storage.cold_retention_walk_ms. A log is opened here only
-    // when its directory shows an expired segment, and closed again after.
+    // Retention of open logs, idle-log eviction and returning freed memory to the system, every
+    // retention_check_interval; retention of closed logs (the cold walk) every
+    // storage.cold_retention_walk_ms. A log is opened here only when its directory shows an
+    // expired segment, and closed again after.
     void maintain() {
         bool tls_changed = false;
         {
@@ -809,6 +811,10 @@ class Node::Impl {
         if (config_.storage.idle_log_eviction_ms > 0) {
             logs_->evict_idle(Millis(config_.storage.idle_log_eviction_ms));
         }
+        // Give back what was freed since the last pass (closed connections, evicted logs, the
+        // buffers of a burst): glibc keeps freed pages in its arenas, so without this the RSS
+        // stays at its high-water mark however little the node holds now.
+        ::malloc_trim(0);
     }
 
     void register_node_metrics() {
