@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
 #include "base/loopback_ports.h"
 #include "cluster/planner.h"
 #include "meta/etcd_meta_store.h"
@@ -228,5 +229,6 @@ int main(int argc, char** argv) {
     app.add_option("--events", events, "single-key changes timed per size")
         ->check(CLI::Range(1, 100000));
     CLI11_PARSE(app, argc, argv);
+    narad::log::init("warn", narad::log::Format::text);  // on stderr: stdout is the table
     return narad::run(topics, partitions, replicas, nodes, events);
 }

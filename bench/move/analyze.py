@@ -252,7 +252,7 @@ def report(raw, out_md):
     print(text)
 
 
-def large_rows(raw, plain_mibs):
+def large_rows(raw, plain_mibs):  # plain_mibs: part 1's plain copy
     """Part 3, when it ran: one large partition moved while a probe writes to it."""
     log = os.path.join(raw, "p3-n2.log")
     moves = done_lines(log, "big")
@@ -268,6 +268,8 @@ def large_rows(raw, plain_mibs):
     failed = [s for s in samples if s[2] != 202]
     moved = int(move["bytes"])
     mibs = moved / MIB / float(move["seconds"])
+    base = load(os.path.join(raw, "p3-plain-copy.json"))
+    base_mibs = base["bytes"] / MIB / base["seconds"]
 
     def spread(values):
         if not values:
@@ -276,17 +278,19 @@ def large_rows(raw, plain_mibs):
                 f"max {max(values):.1f} ms ({len(values)} writes)")
 
     rows = [
+        ("large move: plain durable copy of the partition, same disk",
+         f"{base_mibs:.1f} MiB/s ({base['bytes'] / MIB:,.0f} MiB in {base['seconds']:.1f} s)"),
         (f"large move: one partition of {moved / (1 << 30):.2f} GiB ({moved:,} bytes)",
          f"{mibs:.1f} MiB/s start → flip ({float(move['seconds']):.1f} s, {move['passes']} "
-         f"passes), **{mibs / plain_mibs:.2f}×** the plain copy above; frozen "
-         f"{move['freeze_ms']} ms"),
+         f"passes), **{mibs / base_mibs:.2f}×** its plain copy ({mibs / plain_mibs:.2f}× part "
+         f"1's); frozen {move['freeze_ms']} ms"),
         ("large move: produce latency on the moving partition "
          f"({probe_flags['rate']}/s single produces of {probe_flags['size'] // 1024} KiB, "
          "one at a time), before the move / during the copy",
          f"{spread(before)} / {spread(during)}; {len(failed)} not answered 202"),
     ]
     numbers = {"bytes": moved, "seconds": float(move["seconds"]), "mib_s": mibs,
-               "ratio": mibs / plain_mibs, "freeze_ms": int(move["freeze_ms"]),
+               "plain_copy": base, "plain_mib_s": base_mibs, "ratio": mibs / base_mibs, "freeze_ms": int(move["freeze_ms"]),
                "probe_before_ms": before, "probe_during_ms": during, "probe_failed": len(failed)}
     return {"rows": rows, "numbers": numbers}
 

@@ -14,7 +14,8 @@
 #     move, at most 8 at a time) and then n3 joins (10 more move); every "source frozen for F ms"
 #     line of n2 and n3 is a sample.
 #  3. One large partition: n1 alone with topic `big` of 3 partitions, LARGE_GIB GiB written into
-#     partition 2 (the one the planner moves first); a probe writes one 16 KiB message at a time
+#     partition 2 (the one the planner moves first), timed against a plain durable copy of that
+#     partition as in part 1; a probe writes one 16 KiB message at a time
 #     to partition 2, 64 a second, from 10 s before n2 joins until the move is done; the move's
 #     rate and freeze come from n2's log, the probe's latency is split at the move's start.
 #
@@ -192,6 +193,12 @@ if [ "$large_gib" -gt 0 ]; then
     echo "bench-move: filling partition 2 of 'big' with $large_gib GiB" >&2
     "$narad" -s "http://$s1" bench big --partition 2 --count $((large_gib * 16384)) \
         --size 65536 --batch 12 --connections 2 --json >"$raw/p3-fill.json" 2>/dev/null
+    echo "bench-move: plain durable copy of 'big' p00002" >&2
+    sync
+    python3 "$analyze" copy "$data_dir/n1/topics/big/p00002" "$data_dir/plain-copy" \
+        >"$raw/p3-plain-copy.json"
+    rm -rf "$data_dir/plain-copy"
+    sync
     echo '{"rate": 64, "size": 16384}' >"$raw/p3-probe-flags.json"
     python3 "$analyze" probe "$s1" big 2 64 16384 "$raw/p3-stop" "$raw/p3-probe.json" &
     producer=$!

@@ -2,7 +2,7 @@
 """What one node holds for many partitions and many idle connections (bench/scale/run.sh).
 
     scale.py --server HOST:PORT --pid PID [--topics 10 --partitions 100 --messages 3]
-             [--connections 10000 --sources 10] [--evict-wait 200]
+             [--connections 10000 --sources 10] [--evict-wait 200] [--maintenance-wait 61]
 
 Against a running node (PID is its process; its etcd member is found among its children):
 
@@ -14,7 +14,8 @@ Against a running node (PID is its process; its etcd member is found among its c
 2. Connections. Opens CONNECTIONS keep-alive connections, spread over SOURCES loopback source
    addresses (127.0.1.1, 127.0.1.2, ...), sends one GET /healthz on each and leaves it open; then
    times requests on a new connection while they are held, and closes them. Reports the node's
-   resident memory and open files per held connection.
+   resident memory and open files per held connection, and its memory once closed and again
+   after its next maintenance pass (which returns freed memory to the system).
 
 Prints a markdown table on stdout; progress goes to stderr.
 """
@@ -229,13 +230,16 @@ def connections_phase(node, args, rows):
         sock.close()
     time.sleep(1)
     closed = node.sample()
+    time.sleep(args.maintenance_wait)  # the node's next maintenance pass returns freed memory
+    settled = node.sample()
     n = len(held)
     rows += [
         ("idle keep-alive connections held",
          f"{n:,} from {args.sources} source addresses, opened with one GET /healthz each in "
          f"{opened_s:.1f} s ({refused} not answered 200)"),
-        ("narad RSS: before / holding / closed",
-         f"{mib(before['rss'])} / {mib(holding['rss'])} / {mib(closed['rss'])}"),
+        (f"narad RSS: before / holding / closed / {args.maintenance_wait:.0f} s later",
+         f"{mib(before['rss'])} / {mib(holding['rss'])} / {mib(closed['rss'])} / "
+         f"{mib(settled['rss'])}"),
         ("memory per held connection",
          f"{(holding['rss'] - before['rss']) * 1024 / max(n, 1):,.0f} B"),
         ("open files per held connection", f"{(holding['files'] - before['files']) / max(n, 1):.2f}"),
@@ -254,6 +258,7 @@ def main():
     parser.add_argument("--connections", type=int, default=10000)
     parser.add_argument("--sources", type=int, default=10)
     parser.add_argument("--evict-wait", type=float, default=200)
+    parser.add_argument("--maintenance-wait", type=float, default=61)
     args = parser.parse_args()
     node = Node(args.server, args.pid)
     rows = []
