@@ -1,6 +1,7 @@
 #include "meta/etcd_meta_store.h"
 
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include "base/log.h"
@@ -160,6 +161,16 @@ class EtcdMetaStore::Replica {
         }
     }
 
+    // A key whose presence is the fact (a liveness or dead mark): `node` is in `set` while it
+    // exists.
+    static void mark(std::set<NodeId>& set, NodeId node, bool present) {
+        if (present) {
+            set.insert(std::move(node));
+        } else {
+            set.erase(node);
+        }
+    }
+
     // Applies one key's new value (null: deleted) to `state`.
     void apply_key(MetaState& state, const std::string& key, const std::string* value,
                    Touched& touched) const {
@@ -184,19 +195,11 @@ class EtcdMetaStore::Replica {
                 break;
             case Keys::Parsed::Domain::live:
                 touched.members = true;
-                if (value != nullptr) {
-                    state.live.insert(NodeId(parsed.name));
-                } else {
-                    state.live.erase(NodeId(parsed.name));
-                }
+                mark(state.live, NodeId(parsed.name), value != nullptr);
                 break;
             case Keys::Parsed::Domain::dead:
                 touched.members = true;
-                if (value != nullptr) {
-                    state.declared_dead.insert(NodeId(parsed.name));
-                } else {
-                    state.declared_dead.erase(NodeId(parsed.name));
-                }
+                mark(state.declared_dead, NodeId(parsed.name), value != nullptr);
                 break;
             case Keys::Parsed::Domain::ready: {
                 touched.members = true;
