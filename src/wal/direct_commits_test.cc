@@ -133,6 +133,8 @@ TEST_F(DirectCommitsTest, PartitionTheWalHoldsIsDeclinedUntilItsRecordsAreCommit
     EXPECT_FALSE(called);
     EXPECT_EQ(commit(1, "other partition").code(), Errc::ok);
 
+    // A record is durable before the WAL hands it to its consumer, so wait for the hand-over.
+    ASSERT_TRUE(collector_.wait_for_count(1));
     wal_->mark_committed(collector_.sequences());
     EXPECT_FALSE(wal_->holds("t", PartitionId(0)));
     EXPECT_TRUE(commit(0, "later").is_ok());
@@ -207,6 +209,8 @@ TEST_F(DirectCommitsTest, SplitRequestCompletesWhenEveryPartHas) {
     ASSERT_EQ(future.wait_for(kPatience), std::future_status::ready);
     EXPECT_TRUE(future.get().is_ok());
     EXPECT_EQ(committer_.values({"t", 0}), (std::vector<std::string>{"a", "c"}));
+    // The WAL's answer comes once "b" is durable; its consumer may see it a moment later.
+    ASSERT_TRUE(collector_.wait_for_count(1));
     EXPECT_EQ(values_of(collector_), std::vector<std::string>{"b"});
 }
 
