@@ -16,11 +16,15 @@ void register_health_routes(Router& router, ApiContext& context, MetricsRoute me
         d(json_response(200, "{\"status\":\"ready\"}\n"));
     });
     if (metrics == MetricsRoute::elsewhere) return;
-    router.add("GET", "/metrics", [](net::HttpRequest, const PathParams&, net::Responder d) {
-        net::HttpResponse response;
-        response.content_type = "text/plain; version=0.0.4; charset=utf-8";
-        response.body = metrics::Registry::global().render();
-        d(std::move(response));
+    // Rendering runs the collectors, some of which look at files (the data directory's usage, the
+    // open logs), so it goes to the blocking pool rather than an I/O thread.
+    router.add("GET", "/metrics", [c](net::HttpRequest, const PathParams&, net::Responder d) {
+        answer_on_pool(c->blocking, std::move(d), [] {
+            net::HttpResponse response;
+            response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+            response.body = metrics::Registry::global().render();
+            return response;
+        });
     });
 }
 

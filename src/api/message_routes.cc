@@ -147,18 +147,25 @@ net::HttpResponse messages_response(ApiContext& context, const std::string& topi
 
 void replay(ApiContext& context, const std::string& topic, const ConsumeParams& params,
             net::Responder respond) {
-    std::vector<queue::Delivery> messages;
-    for (uint32_t i = 0; i < params.max; ++i) {
-        auto read = context.consume.replay(topic, PartitionId(*params.partition),
-                                           Offset(*params.offset + i));
-        if (!read.is_ok()) {
-            if (!messages.empty()) break;  // answer with what was read before the gap
-            return respond(domain_error_response(read.status(), "consume"));
+    // Reads by offset go where consume reads go (off the I/O threads).
+    auto read_all = [&context, topic, params, respond]() mutable {
+        std::vector<queue::Delivery> messages;
+        for (uint32_t i = 0; i < params.max; ++i) {
+            auto read = context.consume.replay(topic, PartitionId(*params.partition),
+                                               Offset(*params.offset + i));
+            if (!read.is_ok()) {
+                if (!messages.empty()) break;  // answer with what was read before the gap
+                return respond(domain_error_response(read.status(), "consume"));
+            }
+            if (!*read) break;
+            messages.push_back(std::move(**read));
         }
-        if (!*read) break;
-        messages.push_back(std::move(**read));
+        respond(messages_response(context, topic, messages, params.batch));
+    };
+    if (!context.consume.run_read(read_all)) {
+        respond(domain_error_response(Status(Errc::unavailable, "consume readers busy, retry"),
+                                      "consume"));
     }
-    respond(messages_response(context, topic, messages, params.batch));
 }
 
 net::HttpResponse not_owner_response() {

@@ -234,6 +234,13 @@ class Node::Impl {
 
         consume_ = std::make_unique<queue::ConsumeService>(fs_, clock_, *store_, *logs_, guards_,
                                                            *offsets_, *server_);
+        // Consume reads (and the log opens they may need) run on a pool of their own, one thread
+        // per core, so an I/O thread never waits on the disk.
+        reads_ = std::make_unique<ThreadPool>("narad-read",
+                                              std::max(1u, std::thread::hardware_concurrency()));
+        consume_->set_readers([pool = reads_.get()](std::function<void()> read) {
+            return pool->post(std::move(read));
+        });
         // Only partitions owned here and not frozen for a move hand out new leases.
         consume_->set_serving_filter(
             [this](const meta::MetaState& state, std::string_view topic, PartitionId partition) {
@@ -442,6 +449,7 @@ class Node::Impl {
         if (authenticator_) authenticator_->stop();
         if (maintenance_) maintenance_->stop();
         if (blocking_) blocking_->stop();
+        if (reads_) reads_->stop();
         if (routing_pool_) routing_pool_->stop();
         if (commit_pool_) commit_pool_->stop();
         if (move_pool_) move_pool_->stop();
@@ -923,6 +931,7 @@ class Node::Impl {
     std::unique_ptr<net::HttpServer> metrics_server_;
     std::optional<MonoTime> last_cold_walk_;  // on the maintenance thread only
     std::unique_ptr<queue::ConsumeService> consume_;
+    std::unique_ptr<ThreadPool> reads_;  // consume reads, off the I/O threads
     std::unique_ptr<TopicBackend> backend_;
     std::unique_ptr<wal::IngressWal> wal_;
     std::unique_ptr<wal::LocalCommitter> committer_;

@@ -81,7 +81,9 @@ class ConsumeService::Impl {
         waiter->done = std::move(done);
         waiter->started = clock_.now();
         waiter->deadline = waiter->started + waiter->request.wait;
-        attempt(waiter);
+        if (!run_read([this, waiter] { attempt(waiter); })) {
+            finish(waiter, Status(Errc::unavailable, "consume readers busy, retry"), "busy");
+        }
     }
 
     Result<std::optional<Delivery>> replay(std::string_view topic, PartitionId partition,
@@ -237,6 +239,20 @@ class ConsumeService::Impl {
     }
 
     void set_serving_filter(ServingFilter filter) { serving_ = std::move(filter); }
+    void set_readers(Readers run) { readers_ = std::move(run); }
+
+    bool run_read(std::function<void()> read) {
+        if (!readers_) {
+            read();
+            return true;
+        }
+        return readers_(std::move(read));
+    }
+
+    // A woken or expiring waiter must be answered: when the readers are full it runs here.
+    void run_read_or_here(std::function<void()> read) {
+        if (!readers_ || !readers_(read)) read();
+    }
 
     std::optional<ConsumerPosition> position(std::string_view topic, PartitionId partition) const {
         std::lock_guard lock(queues_mutex_);
@@ -498,7 +514,7 @@ class ConsumeService::Impl {
                         std::chrono::duration_cast<Millis>(waiter->deadline - clock_.now());
                     std::weak_ptr<Waiter> weak = waiter;
                     waiter->timer = scheduler_.after(std::max(delay, Millis(0)), [this, weak] {
-                        if (auto w = weak.lock()) expire(w);
+                        if (auto w = weak.lock()) run_read_or_here([this, w] { expire(w); });
                     });
                 }
                 return;
@@ -568,7 +584,8 @@ class ConsumeService::Impl {
             }
         }
         for (auto& waiter : woken) {
-            scheduler_.post([this, waiter] { attempt(waiter); });
+            scheduler_.post(
+                [this, waiter] { run_read_or_here([this, waiter] { attempt(waiter); }); });
         }
     }
 
@@ -621,6 +638,7 @@ class ConsumeService::Impl {
     ConsumeOptions options_;
     ConsumeMetrics& metrics_;
     ServingFilter serving_;  // set before start(), then only read
+    Readers readers_;        // set before start(), then only read
 
     mutable std::mutex queues_mutex_;
     std::map<std::pair<std::string, uint32_t>, Entry> queues_;  // GUARDED_BY(queues_mutex_)
@@ -681,6 +699,10 @@ std::optional<QueueStats> ConsumeService::stats(std::string_view topic,
 }
 void ConsumeService::set_serving_filter(ServingFilter filter) {
     impl_->set_serving_filter(std::move(filter));
+}
+void ConsumeService::set_readers(Readers run) { impl_->set_readers(std::move(run)); }
+bool ConsumeService::run_read(std::function<void()> read) {
+    return impl_->run_read(std::move(read));
 }
 std::optional<ConsumerPosition> ConsumeService::position(std::string_view topic,
                                                          PartitionId partition) const {

@@ -9,7 +9,8 @@
 // in-flight slot. A corrupt record is skipped (and counted); records that retention deleted before
 // they were consumed are skipped as dropped.
 //
-// Thread-safe. consume() never blocks on a wait: `done` runs later, on a Scheduler thread.
+// Thread-safe. consume() never blocks on a wait: `done` runs later, on the thread that found the
+// messages (a reader, when set_readers() gave the service its own; else a Scheduler thread).
 #pragma once
 
 #include <functional>
@@ -108,6 +109,14 @@ class ConsumeService {
     using ServingFilter =
         std::function<bool(const meta::MetaState&, std::string_view topic, PartitionId)>;
     void set_serving_filter(ServingFilter filter);
+    // Where the reads of consume attempts run (set once, before start()): they read partition logs
+    // and may open them, so a node gives them a pool of their own and no HTTP I/O thread waits on
+    // the disk. `run` returns false when it can take no more work: a new consume is then refused
+    // (unavailable) and a woken or expiring one runs where it is. Unset: on the calling thread.
+    using Readers = std::function<bool(std::function<void()>)>;
+    void set_readers(Readers run);
+    // Runs `read` on the readers (inline when unset); false when they can take no more.
+    bool run_read(std::function<void()> read);
     // The in-memory position (frontier and acked-ahead) of a loaded partition; nullopt when this
     // node has not loaded it (its consumer.offset file is then current).
     std::optional<ConsumerPosition> position(std::string_view topic, PartitionId partition) const;

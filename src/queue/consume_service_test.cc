@@ -85,8 +85,11 @@ class ConsumeServiceTest : public ::testing::Test {
         logs_->set_append_listener([this](const std::string& topic, PartitionId p, Offset hwm) {
             service_->on_append(topic, p, hwm);
         });
+        if (auto run = readers()) service_->set_readers(std::move(run));
         service_->start();
     }
+    // The readers the service is given before it starts (none: reads run where they are asked).
+    virtual ConsumeService::Readers readers() { return nullptr; }
     void TearDown() override { service_->stop(); }
 
     void create_topic(const std::string& name, uint32_t partitions,
@@ -347,6 +350,118 @@ TEST_F(ConsumeServiceTest, StopAnswersParkedLongPolls) {
     }
     service_->stop();
     EXPECT_EQ(answered.load(), 3);
+}
+
+// Readers that only queue what they are given, so a test runs each read when it chooses (or
+// refuses them all).
+struct QueuedReaders {
+    std::mutex mutex;
+    std::condition_variable given;
+    std::deque<std::function<void()>> reads;  // GUARDED_BY(mutex)
+    bool refuse = false;                      // GUARDED_BY(mutex)
+    ConsumeService::Readers run() {
+        return [this](std::function<void()> read) {
+            std::lock_guard lock(mutex);
+            if (refuse) return false;
+            reads.push_back(std::move(read));
+            given.notify_all();
+            return true;
+        };
+    }
+    // Waits (bounded) until a read is queued.
+    bool wait_queued() {
+        std::unique_lock lock(mutex);
+        return given.wait_for(lock, std::chrono::seconds(10), [&] { return !reads.empty(); });
+    }
+    size_t queued() {
+        std::lock_guard lock(mutex);
+        return reads.size();
+    }
+    // Runs the oldest queued read on this thread; false if none was queued.
+    bool run_one() {
+        std::function<void()> read;
+        {
+            std::lock_guard lock(mutex);
+            if (reads.empty()) return false;
+            read = std::move(reads.front());
+            reads.pop_front();
+        }
+        read();
+        return true;
+    }
+};
+
+class ConsumeReadersTest : public ConsumeServiceTest {
+  protected:
+    ConsumeService::Readers readers() override { return queued_.run(); }
+    QueuedReaders queued_;
+};
+
+// Rule: with readers set, a consume's log read runs on them and never on the caller's thread,
+// both the first attempt and the attempt of a parked long-poll woken by an append; the caller is
+// answered only once a reader has run it.
+TEST_F(ConsumeReadersTest, AttemptsRunOnTheReadersNotTheCallingThread) {
+    create_topic("t", 1);
+    append("t", 0, 1);
+    std::mutex mutex;
+    std::condition_variable answered;
+    std::vector<std::string> got;  // GUARDED_BY(mutex)
+    auto done = [&](Result<std::vector<Delivery>> r) {
+        std::lock_guard lock(mutex);
+        got.push_back(r.is_ok() && !r->empty() ? r->front().value : "<none>");
+        answered.notify_all();
+    };
+    service_->consume({.topic = "t"}, done);
+    EXPECT_EQ(queued_.queued(), 1u);
+    {
+        std::lock_guard lock(mutex);
+        EXPECT_TRUE(got.empty()) << "the consume was answered before a reader ran it";
+    }
+    ASSERT_TRUE(queued_.run_one());
+    {
+        std::lock_guard lock(mutex);
+        ASSERT_EQ(got, std::vector<std::string>{"v0"});
+    }
+
+    // A long-poll parks (its attempt ran on a reader and found nothing); the append's wake-up
+    // goes through the scheduler's thread to the readers again.
+    service_->consume({.topic = "t", .wait = Millis(60'000)}, done);
+    ASSERT_TRUE(queued_.run_one());
+    append("t", 0, 1);
+    ASSERT_TRUE(queued_.wait_queued()) << "the append woke no read on the readers";
+    {
+        std::lock_guard lock(mutex);
+        EXPECT_EQ(got.size(), 1u) << "the woken long-poll was read outside the readers";
+    }
+    ASSERT_TRUE(queued_.run_one());
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(answered.wait_for(lock, std::chrono::seconds(10), [&] { return got.size() == 2; }));
+    EXPECT_EQ(got[1], "v0");  // the second append's first record
+}
+
+// Rule: when the readers can take no more, a new consume is refused as unavailable at once and
+// reserves nothing: the message is handed out by the next consume the readers take.
+TEST_F(ConsumeReadersTest, BusyReadersRefuseANewConsumeAndReserveNothing) {
+    create_topic("t", 1);
+    append("t", 0, 1);
+    {
+        std::lock_guard lock(queued_.mutex);
+        queued_.refuse = true;
+    }
+    std::optional<Result<std::vector<Delivery>>> refused;
+    service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { refused = r; });
+    ASSERT_TRUE(refused.has_value()) << "a refused consume must be answered at once";
+    EXPECT_EQ(refused->code(), Errc::unavailable);
+    {
+        std::lock_guard lock(queued_.mutex);
+        queued_.refuse = false;
+    }
+    std::optional<Result<std::vector<Delivery>>> taken;
+    service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { taken = r; });
+    ASSERT_TRUE(queued_.run_one());
+    ASSERT_TRUE(taken.has_value() && taken->is_ok());
+    ASSERT_EQ(taken->value().size(), 1u);
+    EXPECT_EQ(taken->value()[0].value, "v0");
 }
 
 // Dead letters go straight into this node's logs (which skip a stamp they hold).
