@@ -366,7 +366,8 @@ Status PartitionLogImpl::roll(const std::shared_ptr<Segment>& active, Offset nex
         active->positions = {};
         active->positions_live = false;
     }
-    {
+    if (read_since_seal_.exchange(false, std::memory_order_relaxed)) {
+        // Someone reads this log, likely near its tail: keep the index it is about to need.
         std::lock_guard lock(cache_mutex_);
         // A reader may have loaded it from the new index file already.
         sealed_cache_.remove_if([&](const auto& entry) { return entry.first == active->base; });

@@ -162,9 +162,11 @@ class PartitionLogImpl final : public PartitionLog {
     mutable std::mutex producers_mutex_;
     ProducerTable producers_;  // GUARDED_BY(producers_mutex_); changed by the leader only
 
-    std::mutex cache_mutex_;
+    mutable std::mutex cache_mutex_;
     // GUARDED_BY(cache_mutex_), most recently used first.
     std::list<std::pair<Offset, std::shared_ptr<const SealedHandle>>> sealed_cache_;
+    // Set by every read, cleared by every seal: whether the segment being sealed is worth caching.
+    std::atomic<bool> read_since_seal_{false};
     std::mutex index_write_mutex_;  // one index file write at a time (lazy rebuilds race)
 
     struct CachedBatch {

@@ -29,6 +29,10 @@ LogStats PartitionLogImpl::stats() const {
         auto info = fs_.stat(oldest_path);
         if (info.is_ok()) stats.oldest_segment_at = info->modified;
     }
+    {
+        std::lock_guard lock(cache_mutex_);
+        stats.sealed_segments_cached = static_cast<uint32_t>(sealed_cache_.size());
+    }
     std::lock_guard lock(corrupt_mutex_);
     stats.corrupt_frames_seen = corrupt_frames_seen_;
     return stats;

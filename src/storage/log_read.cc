@@ -32,6 +32,9 @@ struct PartitionLogImpl::ReadState {
 };
 
 Result<ReadResult> PartitionLogImpl::read(Offset from, size_t max_records, size_t max_bytes) {
+    if (!read_since_seal_.load(std::memory_order_relaxed)) {
+        read_since_seal_.store(true, std::memory_order_relaxed);
+    }
     Offset high_watermark;
     {
         std::shared_lock lock(state_mutex_);

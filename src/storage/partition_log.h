@@ -39,7 +39,9 @@ struct LogOptions {
     uint64_t segment_bytes_max = 64ull << 20;
     Codec codec = Codec::none;
     int compression_level = 1;  // zstd level when codec is zstd
-    // Sealed segments kept open with their offset index loaded (an LRU cache per log).
+    // Sealed segments kept open with their offset index loaded (an LRU cache per log). A segment
+    // enters it when read, or when it seals if the log was read since the previous seal: a log
+    // nobody reads (a backlog) holds none, however many segments it seals.
     uint32_t sealed_segments_cached = 8;
     // The {topic, partition} labels of this log's metrics (set by the LogManager).
     std::string metrics_topic;
@@ -78,6 +80,7 @@ struct LogStats {
     uint64_t size_bytes = 0;
     WallTime oldest_segment_at;  // modification time of the oldest segment
     uint64_t corrupt_frames_seen = 0;
+    uint32_t sealed_segments_cached = 0;  // sealed segments held open with their index loaded
 };
 
 struct RecoveryReport {

@@ -220,6 +220,32 @@ TEST_F(PartitionLogTest, ZstdSequentialReadsUseTheDecodeCache) {
 }
 
 // Rule: a log that is closed refuses appends and reads with shutting_down.
+// Rule: a sealed segment's index is held in memory only for a log someone reads. A log that is
+// only written (a backlog nobody consumes) holds no sealed index however many segments it seals;
+// once read, the segment sealed next is kept for the reader near the tail, up to the cache size.
+TEST_F(PartitionLogTest, OnlyALogThatIsReadHoldsSealedIndexes) {
+    options_.segment_bytes_max = 700;
+    options_.sealed_segments_cached = 3;
+    open_log();
+    uint64_t next = 0;
+    for (; next < 60; ++next) append_values(next, 1);
+    ASSERT_GT(log_->stats().segments, 5u);
+    EXPECT_EQ(log_->stats().sealed_segments_cached, 0u);
+
+    uint32_t sealed = log_->stats().segments;
+    ASSERT_TRUE(log_->read(Offset(next), 10, 1 << 20).is_ok());  // a reader at the tail
+    while (log_->stats().segments == sealed) append_values(next++, 1);
+    EXPECT_EQ(log_->stats().sealed_segments_cached, 1u);
+
+    sealed = log_->stats().segments;  // nobody read since that seal: the next one is not kept
+    while (log_->stats().segments == sealed) append_values(next++, 1);
+    EXPECT_EQ(log_->stats().sealed_segments_cached, 1u);
+
+    ReadResult all = read_all(Offset(0), 7);  // reading the old segments loads them, up to 3
+    EXPECT_EQ(all.records.size(), next);
+    EXPECT_EQ(log_->stats().sealed_segments_cached, 3u);
+}
+
 TEST_F(PartitionLogTest, ClosedLogRefusesWork) {
     open_log();
     append_values(0, 1);
