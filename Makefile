@@ -9,7 +9,7 @@ ASAN_DIR ?= build/asan
 BENCH_DIR ?= build/bench
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run cluster test test-build unit cluster-test chaos chaos-matrix bench bench-single bench-cluster bench-move bench-meta bench-scale asan format clean
+.PHONY: all deps build run cluster test test-build unit cluster-test chaos chaos-matrix bench bench-single bench-cluster bench-move bench-meta bench-scale bench-soak asan format clean
 
 all: build
 
@@ -64,12 +64,13 @@ chaos-matrix: test-build
 		--seed 7 --write docs/reliability.md
 
 # Every table of docs/benchmarks.md, regenerated in one run on this machine, each stamped with the
-# commit measured (about 18 minutes here): Narad side by side with NATS JetStream and Redis
+# commit measured: Narad side by side with NATS JetStream and Redis
 # Streams (bench/workloads/*.yaml through narad-compare, also docs/benchmarks.csv), then Narad
 # alone on one node and on three (bench/run.sh), partition moves (bench/move/run.sh), the
-# metastore at scale (bench/meta/run.sh) and one node with many partitions and connections
-# (bench/scale/run.sh), with the page cache's dirty data written out between parts so one part's
-# writeback does not land in the next. Release build with failpoints compiled out.
+# metastore at scale (bench/meta/run.sh), one node with many partitions and connections
+# (bench/scale/run.sh) and one node's memory over 30 minutes of load (bench/soak/run.sh), with
+# the page cache's dirty data written out between parts so one part's writeback does not land in
+# the next (about 50 minutes in all). Release build with failpoints compiled out.
 BENCH_COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- . ':!docs/benchmarks.*' 2>/dev/null || echo ' (with uncommitted changes)')
 bench: deps
 	@cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DNARAD_FAILPOINTS=OFF \
@@ -93,6 +94,9 @@ bench: deps
 	@sync
 	@NARAD_BENCH_DOC=docs/benchmarks.md NARAD_BENCH_COMMIT="$(BENCH_COMMIT)" \
 		./bench/scale/run.sh $(BENCH_DIR)
+	@sync
+	@NARAD_BENCH_DOC=docs/benchmarks.md NARAD_BENCH_COMMIT="$(BENCH_COMMIT)" \
+		./bench/soak/run.sh $(BENCH_DIR)
 
 # Single-node Narad workloads through `narad bench` (bench/run.sh).
 bench-single: build
@@ -121,6 +125,11 @@ bench-meta: deps
 # keep-alive connections (bench/scale/run.sh, docs/benchmarks.md "One node at scale").
 bench-scale: build
 	@./bench/scale/run.sh $(RELEASE_DIR)
+
+# One node under a steady flow plus a growing backlog for 30 minutes (SOAK_MINUTES), its memory
+# sampled every 30 s (bench/soak/run.sh, docs/benchmarks.md "One node over half an hour").
+bench-soak: build
+	@./bench/soak/run.sh $(RELEASE_DIR)
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

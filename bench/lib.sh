@@ -11,3 +11,54 @@ wait_ready() {  # server, log
     cat "$2" >&2
     exit 1
 }
+
+# CPU ticks (user + system, of CLK_TCK) of each given process and every process under it (a node's
+# etcd member), summed.
+tree_ticks() {  # pid...
+    local total=0 pid
+    for pid in "$@" $(for p in "$@"; do pgrep -P "$p" || true; done); do
+        [ -r "/proc/$pid/stat" ] || continue
+        total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+    done
+    echo "$total"
+}
+
+# One node, n1, of NARAD at 127.0.0.1:PORT (its cluster and etcd ports PORT+1 to PORT+3), security
+# off, its data in DIR/n1 and its log in DIR/n1.log; further arguments go to `narad serve`. Sets
+# node_pid and returns once the node is ready.
+node_pid=""
+start_single_node() {  # narad, port, dir, serve args...
+    local narad=$1 port=$2 dir=$3
+    shift 3
+    NARAD_SECURITY_ENABLED=false "$narad" serve "$@" --node-id n1 --addr "127.0.0.1:$port" \
+        --cluster-port $((port + 1)) --etcd-client-port $((port + 2)) \
+        --etcd-peer-port $((port + 3)) --data-dir "$dir/n1" --log-format text --log-level warn \
+        >"$dir/n1.log" 2>&1 &
+    node_pid=$!
+    wait_ready "127.0.0.1:$port" "$dir/n1.log"
+}
+
+# Stops the node start_single_node started, then removes DIR (for an EXIT trap).
+stop_single_node() {  # dir
+    if [ -n "$node_pid" ]; then
+        kill "$node_pid" 2>/dev/null || true
+        wait "$node_pid" 2>/dev/null || true
+    fi
+    rm -rf "$1"
+}
+
+# The commit a table is stamped with: NARAD_BENCH_COMMIT, else the checkout's HEAD.
+bench_commit() {
+    echo "${NARAD_BENCH_COMMIT:-$(git -C "$(dirname "${BASH_SOURCE[0]}")/.." rev-parse --short HEAD \
+        2>/dev/null || echo unknown)}"
+}
+
+# Prints TEXT and, with NARAD_BENCH_DOC set, also writes it into that file's NAME section
+# (bench/doc_section.py).
+publish_section() {  # name, text
+    printf '%s\n' "$2"
+    if [ -n "${NARAD_BENCH_DOC:-}" ]; then
+        printf '%s\n' "$2" | python3 "$(dirname "${BASH_SOURCE[0]}")/doc_section.py" \
+            "$NARAD_BENCH_DOC" "$1"
+    fi
+}

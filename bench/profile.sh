@@ -46,15 +46,6 @@ NARAD_FAILPOINTS=$failpoints NARAD_SECURITY_ENABLED=false NARAD_CLUSTER_SECRET=$
 node=$!
 wait_ready "$server" "$data_dir/n1.log"
 
-# CPU ticks of the node and every process under it (its etcd member).
-tree_ticks() {
-    local total=0 pid
-    for pid in $1 $(pgrep -P "$1" || true); do
-        [ -r "/proc/$pid/stat" ] || continue
-        total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
-    done
-    echo "$total"
-}
 if [ "${PERF:-0}" = 1 ]; then
     (sleep 1; perf record -F 499 -g -p "$node" -o "$out_dir/perf.data" -- sleep 4 \
         >/dev/null 2>&1) &

@@ -22,6 +22,9 @@
 #   bench/move/run.sh [BUILD_DIR]    BUILD_DIR defaults to build/release
 #   environment: NARAD_MOVE_BENCH_PORT (default 19842; uses PORT..PORT+23 and PORT+100..PORT+123),
 #                FILL_MIB (default 512), LARGE_GIB (default 10; 0 skips part 3);
+#                PERF=1 samples the whole machine (both nodes, both ends of the copy) with
+#                `perf record -a` for 20 s of part 3's copy, into BUILD_DIR/bench/move-perf.data
+#                (read it with `perf report -i ... --no-children --sort comm,sym`);
 #                NARAD_BENCH_DOC=<markdown file> also writes the table
 #                into that file's `moves` section (bench/doc_section.py); NARAD_BENCH_COMMIT names
 #                the commit measured.
@@ -205,7 +208,15 @@ if [ "$large_gib" -gt 0 ]; then
     sleep 10
     echo "bench-move: n2 joins; partition 2 of 'big' moves while it is written to" >&2
     start_node "$base3" 2 "$raw/p3-n2.log"
+    perf_pid=""
+    if [ "${PERF:-0}" = 1 ]; then
+        # The copy starts a few seconds after the join (the controller's next tick).
+        (sleep 8; perf record -a -g -F 299 -o "$out_dir/move-perf.data" -- sleep 20 \
+            >/dev/null 2>&1) &
+        perf_pid=$!
+    fi
     wait_moves "$s1" "$raw/p3-n2.log" big 1 $((large_gib * 60 + 120))
+    [ -n "$perf_pid" ] && wait "$perf_pid"
     touch "$raw/p3-stop"
     wait "$producer"
     producer=""
