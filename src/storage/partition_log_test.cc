@@ -219,7 +219,6 @@ TEST_F(PartitionLogTest, ZstdSequentialReadsUseTheDecodeCache) {
     EXPECT_EQ(fs_.count(io::FsOp::read), reads_before);
 }
 
-// Rule: a log that is closed refuses appends and reads with shutting_down.
 // Rule: a sealed segment's index is held in memory only for a log someone reads. A log that is
 // only written (a backlog nobody consumes) holds no sealed index however many segments it seals;
 // once read, the segment sealed next is kept for the reader near the tail, up to the cache size.
@@ -246,6 +245,7 @@ TEST_F(PartitionLogTest, OnlyALogThatIsReadHoldsSealedIndexes) {
     EXPECT_EQ(log_->stats().sealed_segments_cached, 3u);
 }
 
+// Rule: a log that is closed refuses appends and reads with shutting_down.
 TEST_F(PartitionLogTest, ClosedLogRefusesWork) {
     open_log();
     append_values(0, 1);
