@@ -162,10 +162,8 @@ void replay(ApiContext& context, const std::string& topic, const ConsumeParams& 
         }
         respond(messages_response(context, topic, messages, params.batch));
     };
-    if (!context.consume.run_read(read_all)) {
-        respond(domain_error_response(Status(Errc::unavailable, "consume readers busy, retry"),
-                                      "consume"));
-    }
+    Status queued = context.consume.run_read(read_all);
+    if (!queued.is_ok()) respond(domain_error_response(queued, "consume"));
 }
 
 net::HttpResponse not_owner_response() {

@@ -79,7 +79,7 @@ net::HttpResponse text_response(int status, std::string body) {
 void answer_on_pool(ThreadPool& pool, net::Responder respond,
                     std::function<net::HttpResponse()> work) {
     auto shared = std::make_shared<net::Responder>(std::move(respond));
-    bool queued = pool.post([shared, work = std::move(work)] {
+    ThreadPool::Posted posted = pool.post([shared, work = std::move(work)] {
         net::HttpResponse response;
         try {
             response = work();
@@ -95,7 +95,11 @@ void answer_on_pool(ThreadPool& pool, net::Responder respond,
         }
         (*shared)(std::move(response));
     });
-    if (!queued) (*shared)(error_response(503, "server busy; retry later"));
+    if (posted == ThreadPool::Posted::full) {
+        (*shared)(error_response(503, "server busy; retry later"));
+    } else if (posted == ThreadPool::Posted::stopping) {
+        (*shared)(error_response(503, std::string(kShuttingDownText)));
+    }
 }
 
 }  // namespace narad::api

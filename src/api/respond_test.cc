@@ -53,10 +53,26 @@ TEST(AnswerOnPool, ExceptionsBecomeAnswers) {
     EXPECT_EQ(answer_of(pool, [] { return empty_response(204); }).status, 204);
 }
 
-// Rule: a saturated pool answers 503 at once instead of queueing without bound.
+// Rule: a saturated pool answers 503 "server busy" at once instead of queueing without bound.
 TEST(AnswerOnPool, SaturatedPoolIs503) {
     ThreadPool pool("test-answer", 1, 0);
-    EXPECT_EQ(answer_of(pool, [] { return empty_response(204); }).status, 503);
+    net::HttpResponse busy = answer_of(pool, [] { return empty_response(204); });
+    EXPECT_EQ(busy.status, 503);
+    EXPECT_EQ(busy.body, "{\"error\":\"server busy; retry later\"}\n");
+}
+
+// Rule: a stopped pool (the node shutting down) answers 503 saying so, and runs nothing.
+TEST(AnswerOnPool, StoppedPoolSaysTheNodeIsShuttingDown) {
+    ThreadPool pool("test-answer", 1);
+    pool.stop();
+    bool ran = false;
+    net::HttpResponse gone = answer_of(pool, [&ran] {
+        ran = true;
+        return empty_response(204);
+    });
+    EXPECT_EQ(gone.status, 503);
+    EXPECT_EQ(gone.body, "{\"error\":\"" + std::string(kShuttingDownText) + "\"}\n");
+    EXPECT_FALSE(ran);
 }
 
 }  // namespace

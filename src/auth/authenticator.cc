@@ -286,7 +286,7 @@ void Authenticator::check(const std::string& name, std::string password,
         done(ok ? AuthResult{AuthOutcome::ok, name} : AuthResult{AuthOutcome::unauthorized, {}});
     };
     verify_queued().add(1);
-    if (!pool_->post(std::move(verify))) {
+    if (pool_->post(std::move(verify)) != ThreadPool::Posted::queued) {
         verify_queued().add(-1);
         done(AuthResult{AuthOutcome::unavailable, {}});
     }

@@ -28,14 +28,15 @@ ThreadPool::ThreadPool(std::string name, size_t threads, size_t max_queued)
 
 ThreadPool::~ThreadPool() { stop(); }
 
-bool ThreadPool::post(std::function<void()> task) {
+ThreadPool::Posted ThreadPool::post(std::function<void()> task) {
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ || tasks_.size() >= max_queued_) return false;
+        if (stopping_) return Posted::stopping;
+        if (tasks_.size() >= max_queued_) return Posted::full;
         tasks_.push_back(std::move(task));
     }
     wake_.notify_one();
-    return true;
+    return Posted::queued;
 }
 
 void ThreadPool::stop() {

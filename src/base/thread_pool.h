@@ -10,6 +10,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,11 @@ namespace narad {
 // task, a timer callback: nothing above them could handle it).
 void run_contained(const std::function<void()>& fn, std::string_view what);
 
+// What a request refused because its pool is stopping is told: the node is going away, so the
+// client should go to another node rather than retry here.
+inline constexpr std::string_view kShuttingDownText =
+    "node is shutting down; retry on another node";
+
 class ThreadPool {
   public:
     ThreadPool(std::string name, size_t threads, size_t max_queued = 10'000);
@@ -26,8 +32,11 @@ class ThreadPool {
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
-    // Queues a task; false if the pool is stopping or the queue is full.
-    bool post(std::function<void()> task);
+    // Whether post() queued a task, and if not, why: a full queue is worth retrying here soon, a
+    // stopping pool (the node is shutting down) is not.
+    enum class Posted { queued, full, stopping };
+    // Queues a task, unless the pool is stopping or the queue is full.
+    Posted post(std::function<void()> task);
     void stop();
 
   private:

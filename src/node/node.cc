@@ -565,7 +565,7 @@ class Node::Impl {
                 if (!purged.is_ok()) {
                     NARAD_LOG_WARN("purging deleted topic {} failed: {}", gone, purged.to_string());
                 }
-            });
+            }) == ThreadPool::Posted::queued;
             if (!queued) NARAD_LOG_WARN("purge of deleted topic {} not queued", gone);
         }
     }

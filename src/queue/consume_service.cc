@@ -81,9 +81,8 @@ class ConsumeService::Impl {
         waiter->done = std::move(done);
         waiter->started = clock_.now();
         waiter->deadline = waiter->started + waiter->request.wait;
-        if (!run_read([this, waiter] { attempt(waiter); })) {
-            finish(waiter, Status(Errc::unavailable, "consume readers busy, retry"), "busy");
-        }
+        Status queued = run_read([this, waiter] { attempt(waiter); });
+        if (!queued.is_ok()) finish(waiter, std::move(queued), "refused");
     }
 
     Result<std::optional<Delivery>> replay(std::string_view topic, PartitionId partition,
@@ -241,17 +240,25 @@ class ConsumeService::Impl {
     void set_serving_filter(ServingFilter filter) { serving_ = std::move(filter); }
     void set_readers(Readers run) { readers_ = std::move(run); }
 
-    bool run_read(std::function<void()> read) {
+    Status run_read(std::function<void()> read) {
         if (!readers_) {
             read();
-            return true;
+            return Status::ok();
         }
-        return readers_(std::move(read));
+        switch (readers_(std::move(read))) {
+            case ThreadPool::Posted::queued:
+                return Status::ok();
+            case ThreadPool::Posted::full:
+                return Status(Errc::unavailable, "consume readers busy, retry");
+            case ThreadPool::Posted::stopping:
+                break;
+        }
+        return Status(Errc::unavailable, std::string(kShuttingDownText));
     }
 
-    // A woken or expiring waiter must be answered: when the readers are full it runs here.
+    // A woken or expiring waiter must be answered: when the readers refuse it, it runs here.
     void run_read_or_here(std::function<void()> read) {
-        if (!readers_ || !readers_(read)) read();
+        if (!readers_ || readers_(read) != ThreadPool::Posted::queued) read();
     }
 
     std::optional<ConsumerPosition> position(std::string_view topic, PartitionId partition) const {
@@ -701,7 +708,7 @@ void ConsumeService::set_serving_filter(ServingFilter filter) {
     impl_->set_serving_filter(std::move(filter));
 }
 void ConsumeService::set_readers(Readers run) { impl_->set_readers(std::move(run)); }
-bool ConsumeService::run_read(std::function<void()> read) {
+Status ConsumeService::run_read(std::function<void()> read) {
     return impl_->run_read(std::move(read));
 }
 std::optional<ConsumerPosition> ConsumeService::position(std::string_view topic,

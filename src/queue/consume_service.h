@@ -22,6 +22,7 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "meta/meta_store.h"
 #include "queue/offset_committer.h"
 #include "queue/partition_queue.h"
@@ -111,12 +112,14 @@ class ConsumeService {
     void set_serving_filter(ServingFilter filter);
     // Where the reads of consume attempts run (set once, before start()): they read partition logs
     // and may open them, so a node gives them a pool of their own and no HTTP I/O thread waits on
-    // the disk. `run` returns false when it can take no more work: a new consume is then refused
-    // (unavailable) and a woken or expiring one runs where it is. Unset: on the calling thread.
-    using Readers = std::function<bool(std::function<void()>)>;
+    // the disk. When `run` does not queue the read, a new consume is refused (unavailable, saying
+    // whether the readers are full or the node is shutting down) and a woken or expiring one runs
+    // where it is. Unset: on the calling thread.
+    using Readers = std::function<ThreadPool::Posted(std::function<void()>)>;
     void set_readers(Readers run);
-    // Runs `read` on the readers (inline when unset); false when they can take no more.
-    bool run_read(std::function<void()> read);
+    // Runs `read` on the readers (inline when unset); unavailable, with the reason, when they do
+    // not take it.
+    Status run_read(std::function<void()> read);
     // The in-memory position (frontier and acked-ahead) of a loaded partition; nullopt when this
     // node has not loaded it (its consumer.offset file is then current).
     std::optional<ConsumerPosition> position(std::string_view topic, PartitionId partition) const;

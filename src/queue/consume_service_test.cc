@@ -353,20 +353,24 @@ TEST_F(ConsumeServiceTest, StopAnswersParkedLongPolls) {
 }
 
 // Readers that only queue what they are given, so a test runs each read when it chooses (or
-// refuses them all).
+// refuses them all, as a full or a stopping pool would).
 struct QueuedReaders {
     std::mutex mutex;
     std::condition_variable given;
-    std::deque<std::function<void()>> reads;  // GUARDED_BY(mutex)
-    bool refuse = false;                      // GUARDED_BY(mutex)
+    std::deque<std::function<void()>> reads;                 // GUARDED_BY(mutex)
+    ThreadPool::Posted answer = ThreadPool::Posted::queued;  // GUARDED_BY(mutex)
     ConsumeService::Readers run() {
         return [this](std::function<void()> read) {
             std::lock_guard lock(mutex);
-            if (refuse) return false;
+            if (answer != ThreadPool::Posted::queued) return answer;
             reads.push_back(std::move(read));
             given.notify_all();
-            return true;
+            return ThreadPool::Posted::queued;
         };
+    }
+    void answer_with(ThreadPool::Posted posted) {
+        std::lock_guard lock(mutex);
+        answer = posted;
     }
     // Waits (bounded) until a read is queued.
     bool wait_queued() {
@@ -444,24 +448,42 @@ TEST_F(ConsumeReadersTest, AttemptsRunOnTheReadersNotTheCallingThread) {
 TEST_F(ConsumeReadersTest, BusyReadersRefuseANewConsumeAndReserveNothing) {
     create_topic("t", 1);
     append("t", 0, 1);
-    {
-        std::lock_guard lock(queued_.mutex);
-        queued_.refuse = true;
-    }
+    queued_.answer_with(ThreadPool::Posted::full);
     std::optional<Result<std::vector<Delivery>>> refused;
     service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { refused = r; });
     ASSERT_TRUE(refused.has_value()) << "a refused consume must be answered at once";
     EXPECT_EQ(refused->code(), Errc::unavailable);
-    {
-        std::lock_guard lock(queued_.mutex);
-        queued_.refuse = false;
-    }
+    EXPECT_NE(refused->status().message().find("busy"), std::string::npos)
+        << refused->status().to_string();
+    queued_.answer_with(ThreadPool::Posted::queued);
     std::optional<Result<std::vector<Delivery>>> taken;
     service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { taken = r; });
     ASSERT_TRUE(queued_.run_one());
     ASSERT_TRUE(taken.has_value() && taken->is_ok());
     ASSERT_EQ(taken->value().size(), 1u);
     EXPECT_EQ(taken->value()[0].value, "v0");
+}
+
+// Rule: readers that refuse because they are stopping (the node is shutting down) refuse a new
+// consume as unavailable saying so, not as busy, and reserve nothing.
+TEST_F(ConsumeReadersTest, StoppingReadersSayTheNodeIsShuttingDown) {
+    create_topic("t", 1);
+    append("t", 0, 1);
+    queued_.answer_with(ThreadPool::Posted::stopping);
+    std::optional<Result<std::vector<Delivery>>> refused;
+    service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { refused = r; });
+    ASSERT_TRUE(refused.has_value()) << "a refused consume must be answered at once";
+    EXPECT_EQ(refused->code(), Errc::unavailable);
+    EXPECT_EQ(refused->status().message(), kShuttingDownText);
+    Status by_offset = service_->run_read([] {});
+    EXPECT_EQ(by_offset.code(), Errc::unavailable);
+    EXPECT_EQ(by_offset.message(), kShuttingDownText);
+    queued_.answer_with(ThreadPool::Posted::queued);
+    std::optional<Result<std::vector<Delivery>>> taken;
+    service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { taken = r; });
+    ASSERT_TRUE(queued_.run_one());
+    ASSERT_TRUE(taken.has_value() && taken->is_ok());
+    ASSERT_EQ(taken->value().size(), 1u) << "the refused consume reserved the message";
 }
 
 // Dead letters go straight into this node's logs (which skip a stamp they hold).
