@@ -85,7 +85,9 @@ TEST(BasicFuzzTest, HostileHeadersAreRefusedOrReadExactly) {
             bool alphabet = std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/';
             EXPECT_TRUE(k > data ? c == '=' : alphabet && static_cast<unsigned char>(c) < 0x80)
                 << "accepted a byte outside base64 at " << k << ": " << part;
-            if (k != data) EXPECT_EQ(c, canonical[k]) << "read something else than sent: " << part;
+            if (k != data) {
+                EXPECT_EQ(c, canonical[k]) << "read something else than sent: " << part;
+            }
         }
         EXPECT_EQ(parsed->user.find(':'), std::string::npos);
     }

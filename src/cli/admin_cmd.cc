@@ -128,13 +128,13 @@ void register_user(CommandTree& tree) {
             NARAD_ASSIGN_OR_RETURN(auto api, env.api());
             const std::string path = "/v1/users/" + path_escape(f->args[0]);
             NARAD_ASSIGN_OR_RETURN(net::HttpResponse read, send_json(*api, "GET", path));
-            nlohmann::json user = nlohmann::json::parse(read.body, nullptr, false);
-            if (!user.is_object()) {
+            nlohmann::json record = nlohmann::json::parse(read.body, nullptr, false);
+            if (!record.is_object()) {
                 return Status(Errc::internal, "the node answered a user that is not JSON");
             }
             NARAD_ASSIGN_OR_RETURN(
                 nlohmann::json kept,
-                revoke_grants(user.value("grants", nlohmann::json::array()), revoked));
+                revoke_grants(record.value("grants", nlohmann::json::array()), revoked));
             return send_and_print(*api, env.output.out, "PUT", path + "/grants",
                                   nlohmann::json{{"grants", kept}});
         });

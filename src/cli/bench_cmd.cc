@@ -165,8 +165,8 @@ Status run_bench(const BenchFlags& f, CommandEnv& env) {
         produce.options.threads =
             config.rate > 0 ? uint32_t(std::min<int64_t>(produce.options.connections, kMaxThreads))
                             : config.threads;
-        produce.generator = [&producers, offset = produce_offset](uint32_t connection) {
-            return producers.next(offset + connection);
+        produce.generator = [&producers, offset = produce_offset](uint32_t index) {
+            return producers.next(offset + index);
         };
         produce.on_finished = [&] {
             if (--producing > 0) return;
@@ -181,8 +181,8 @@ Status run_bench(const BenchFlags& f, CommandEnv& env) {
             consume.options.client = targets[i];
             consume.options.connections = share(config.consumers, targets.size(), i);
             consume.options.threads = config.threads;
-            consume.generator = [&consumers, offset = consume_offset](uint32_t connection) {
-                return consumers.next(offset + connection);
+            consume.generator = [&consumers, offset = consume_offset](uint32_t index) {
+                return consumers.next(offset + index);
             };
             consume_offset += consume.options.connections;
             stages.push_back(std::move(consume));
