@@ -35,7 +35,7 @@ class TempDir {
     std::string path_;
 };
 
-// `count` distinct ports nothing listens on right now.
+// `count` distinct ports nothing listens on right now, claimed against other test processes.
 inline std::vector<uint16_t> free_ports(size_t count) { return unused_loopback_ports(count); }
 
 // Options for member `name` with its data in `dir`/<name>, on fresh ports.

@@ -217,7 +217,7 @@ class RawSocket {
     int fd_ = -1;
 };
 
-// A port nothing listens on (bound, then released).
+// A port nothing listens on, claimed against other test processes (base/loopback_ports.h).
 inline uint16_t unused_port() { return unused_loopback_ports(1).front(); }
 
 }  // namespace narad::net::testing

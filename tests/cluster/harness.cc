@@ -22,6 +22,7 @@
 
 #include "base/assert.h"
 #include "base/json_text.h"
+#include "base/loopback_ports.h"
 
 extern char** environ;
 
@@ -29,56 +30,7 @@ namespace narad::testing {
 
 using nlohmann::json;
 
-namespace {
-
-// Claims `port` for this process against every other test process: an flock on a per-port file,
-// held until the process exits (the kernel drops it then, so a crashed run leaves nothing held).
-// Without it two test binaries run side by side (ctest -j) could both see the port free and hand
-// it to a node each; the second node's bind then fails while the first answers its probes.
-bool claim_across_processes(uint16_t port) {
-    std::string path = (std::filesystem::temp_directory_path() /
-                        ("narad-test-port-" + std::to_string(port) + ".lock"))
-                           .string();
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) return false;
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        ::close(fd);
-        return false;
-    }
-    return true;  // the descriptor stays open, and the lock held, until the process exits
-}
-
-}  // namespace
-
-uint16_t free_port() {
-    // Below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up here), so no
-    // outgoing connection of another process can take a port between its release here and the
-    // node binding it; each test process starts at its own place in 10000-31999 and claims each
-    // port it hands out against the other test processes. Ports handed out by this process are
-    // never handed out again, so two nodes of one test cannot collide.
-    constexpr uint32_t kFirst = 10'000;
-    constexpr uint32_t kCount = 22'000;
-    static std::set<uint16_t> given;
-    static uint32_t next = static_cast<uint32_t>(::getpid()) * 331u % kCount;
-    for (uint32_t tries = 0; tries < kCount; ++tries) {
-        auto port = static_cast<uint16_t>(kFirst + next);
-        next = (next + 1) % kCount;
-        if (given.count(port) != 0) continue;
-        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        address.sin_port = htons(port);
-        bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-        ::close(fd);
-        if (free && claim_across_processes(port)) {
-            given.insert(port);
-            return port;
-        }
-    }
-    NARAD_ASSERT(false, "free_port: no free port below the ephemeral range");
-    return 0;
-}
+uint16_t free_port() { return unused_loopback_ports(1).front(); }
 
 namespace {
 

@@ -26,7 +26,7 @@
 
 namespace narad::testing {
 
-// A port nobody listens on right now (bound and released; good enough on a test machine).
+// A port nobody listens on right now, claimed against other test processes (base/loopback_ports.h).
 uint16_t free_port();
 
 // A fresh temporary directory, removed by the destructor (kept when NARAD_TEST_KEEP=1).
