@@ -40,12 +40,16 @@ inline bool bindable(uint16_t port) {
     return free;
 }
 
+// The file whose flock claims `port`.
+inline std::string claim_path(uint16_t port) {
+    return (std::filesystem::temp_directory_path() /
+            ("narad-test-port-" + std::to_string(port) + ".lock"))
+        .string();
+}
+
 // The descriptor stays open, and the lock held, until the process exits.
 inline bool claim_across_processes(uint16_t port) {
-    std::string path = (std::filesystem::temp_directory_path() /
-                        ("narad-test-port-" + std::to_string(port) + ".lock"))
-                           .string();
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    int fd = ::open(claim_path(port).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0) return false;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         ::close(fd);

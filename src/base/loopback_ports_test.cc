@@ -19,10 +19,7 @@ TEST(LoopbackPortsTest, PortsAreDistinctFreeAndClaimed) {
         EXPECT_GE(port, 10'000);
         EXPECT_LT(port, 32'000) << "inside the kernel's ephemeral range";
         EXPECT_TRUE(loopback_ports_detail::bindable(port)) << port;
-        std::string path = (std::filesystem::temp_directory_path() /
-                            ("narad-test-port-" + std::to_string(port) + ".lock"))
-                               .string();
-        int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+        int fd = ::open(loopback_ports_detail::claim_path(port).c_str(), O_RDWR | O_CLOEXEC);
         ASSERT_GE(fd, 0) << "no lock file for port " << port;
         EXPECT_NE(::flock(fd, LOCK_EX | LOCK_NB), 0) << "port " << port << " is not claimed";
         ::close(fd);

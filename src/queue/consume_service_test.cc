@@ -398,6 +398,19 @@ struct QueuedReaders {
 class ConsumeReadersTest : public ConsumeServiceTest {
   protected:
     ConsumeService::Readers readers() override { return queued_.run(); }
+
+    // With the readers taking work again, the next consume hands out `value`: proof that a
+    // refused consume before it reserved nothing.
+    void expect_next_consume_takes(const std::string& value) {
+        queued_.answer_with(ThreadPool::Posted::queued);
+        std::optional<Result<std::vector<Delivery>>> taken;
+        service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { taken = r; });
+        ASSERT_TRUE(queued_.run_one());
+        ASSERT_TRUE(taken.has_value() && taken->is_ok());
+        ASSERT_EQ(taken->value().size(), 1u) << "the refused consume reserved the message";
+        EXPECT_EQ(taken->value()[0].value, value);
+    }
+
     QueuedReaders queued_;
 };
 
@@ -455,13 +468,7 @@ TEST_F(ConsumeReadersTest, BusyReadersRefuseANewConsumeAndReserveNothing) {
     EXPECT_EQ(refused->code(), Errc::unavailable);
     EXPECT_NE(refused->status().message().find("busy"), std::string::npos)
         << refused->status().to_string();
-    queued_.answer_with(ThreadPool::Posted::queued);
-    std::optional<Result<std::vector<Delivery>>> taken;
-    service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { taken = r; });
-    ASSERT_TRUE(queued_.run_one());
-    ASSERT_TRUE(taken.has_value() && taken->is_ok());
-    ASSERT_EQ(taken->value().size(), 1u);
-    EXPECT_EQ(taken->value()[0].value, "v0");
+    expect_next_consume_takes("v0");
 }
 
 // Rule: readers that refuse because they are stopping (the node is shutting down) refuse a new
@@ -478,12 +485,7 @@ TEST_F(ConsumeReadersTest, StoppingReadersSayTheNodeIsShuttingDown) {
     Status by_offset = service_->run_read([] {});
     EXPECT_EQ(by_offset.code(), Errc::unavailable);
     EXPECT_EQ(by_offset.message(), kShuttingDownText);
-    queued_.answer_with(ThreadPool::Posted::queued);
-    std::optional<Result<std::vector<Delivery>>> taken;
-    service_->consume({.topic = "t"}, [&](Result<std::vector<Delivery>> r) { taken = r; });
-    ASSERT_TRUE(queued_.run_one());
-    ASSERT_TRUE(taken.has_value() && taken->is_ok());
-    ASSERT_EQ(taken->value().size(), 1u) << "the refused consume reserved the message";
+    expect_next_consume_takes("v0");
 }
 
 // Dead letters go straight into this node's logs (which skip a stamp they hold).

@@ -1,13 +1,11 @@
 #include "cluster/harness.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +15,6 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <thread>
 
 #include "base/assert.h"
