@@ -165,10 +165,18 @@ void Nemesis::restart_with_failpoints(int node, const std::string& failpoints) {
     NodeProcess& process = cluster_.node(node);
     if (failpoints.empty()) {
         process.env().erase("NARAD_FAILPOINTS");
-    } else {
-        process.env()["NARAD_FAILPOINTS"] = failpoints;
+        cluster_.restart(node);
+        return;
     }
-    cluster_.restart(node);
+    process.env()["NARAD_FAILPOINTS"] = failpoints;
+    // An armed node may reach its crash point while it starts (resuming the move it had in
+    // flight) before /readyz ever answers: exiting then is the crash asked for, not a failed start.
+    if (process.running()) process.stop();
+    process.spawn();
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_TRUE(process.wait_ready(seconds(90)) || !process.running())
+        << "node " << process.node_id() << " neither became ready nor crashed; see "
+        << process.log_path();
 }
 
 bool Nemesis::kill_at_move_phase(milliseconds within) {
