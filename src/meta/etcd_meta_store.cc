@@ -322,8 +322,19 @@ Result<TxnResult> EtcdMetaStore::fenced_txn(std::vector<Compare> compare,
         compare.push_back(Compare::create_revision_is(held->key, held->create_revision));
         failure.push_back(TxnOp::range(held->key));
     }
-    NARAD_ASSIGN_OR_RETURN(TxnResult result,
-                           client_.txn(std::move(compare), std::move(success), std::move(failure)));
+    size_t ops = std::max({compare.size(), success.size(), failure.size()});
+    Result<TxnResult> sent =
+        client_.txn(std::move(compare), std::move(success), std::move(failure));
+    if (!sent.is_ok() && sent.status().message().find("too many operations") != std::string::npos) {
+        // etcd's --max-txn-ops is below what this write needs (a wide topic is one txn): an
+        // operator setting, named here, not the client's fault.
+        return Status(Errc::internal,
+                      "etcd refused a txn of " + std::to_string(ops) +
+                          " operations (more than its --max-txn-ops allows); run the metastore's "
+                          "etcd (cluster.meta_endpoints) with --max-txn-ops=" +
+                          std::to_string(ops) + " or more, or lower topic.max_partitions");
+    }
+    NARAD_ASSIGN_OR_RETURN(TxnResult result, std::move(sent));
     if (!result.succeeded && held) {
         const RangeResult& fence_read = result.ranges.back();
         bool fence_holds = !fence_read.kvs.empty() &&
