@@ -23,6 +23,17 @@ tree_ticks() {  # pid...
     echo "$total"
 }
 
+# CPU ticks (user + system) of each thread of process PID, one "name ticks" line per thread name
+# (/proc/PID/task/*/comm: pools and workers name their threads narad-<role>), summed by name.
+thread_ticks() {  # pid
+    local task
+    for task in /proc/"$1"/task/*; do
+        [ -r "$task/stat" ] || continue
+        printf '%s %s\n' "$(cat "$task/comm" 2>/dev/null)" \
+            "$(sed 's/.*) //' "$task/stat" | awk '{print $12 + $13}')"
+    done | awk '{ ticks[$1] += $2 } END { for (name in ticks) print name, ticks[name] }'
+}
+
 # One node, n1, of NARAD at 127.0.0.1:PORT (its cluster and etcd ports PORT+1 to PORT+3), security
 # off, its data in DIR/n1 and its log in DIR/n1.log; further arguments go to `narad serve`. Sets
 # node_pid and returns once the node is ready.

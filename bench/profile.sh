@@ -4,7 +4,9 @@
 # client's report, the node's CPU-seconds (narad and its etcd member, from /proc) and its fsync
 # counts (WAL and partition logs, from /metrics). With PERF=1, `perf record` samples the node for
 # a few seconds in the middle of the run (perf.data in BUILD_DIR/bench/); read it with
-# `perf report -i BUILD_DIR/bench/perf.data --no-children --sort sym`. With WAL_ONLY=1 the node
+# `perf report -i BUILD_DIR/bench/perf.data --no-children --sort sym`. With THREADS=1 it also
+# prints the node's CPU-seconds per thread name (the HTTP threads, the read pool, the WAL, the
+# dispatcher...), to see which of them the workload's time goes to. With WAL_ONLY=1 the node
 # sends every produce through its ingress WAL (the "wal.direct.decline" failpoint; a build with
 # failpoints, such as build/test), to compare with the direct-to-log path it takes by default.
 #
@@ -52,10 +54,19 @@ if [ "${PERF:-0}" = 1 ]; then
     perf_pid=$!
 fi
 before=$(tree_ticks "$node")
+threads_before=$(thread_ticks "$node")
 "$narad" -s "$server" bench profile --create --partitions 6 --servers "$server" "${flags[@]}"
 after=$(tree_ticks "$node")
+threads_after=$(thread_ticks "$node")
 hz=$(getconf CLK_TCK)
 echo "node CPU (narad + etcd): $(python3 -c "print(f'{($after - $before) / $hz:.2f}')") s"
+if [ "${THREADS:-0}" = 1 ]; then
+    echo "narad CPU by thread name (s):"
+    # Threads that started during the run count from zero.
+    awk -v hz="$hz" 'NR == FNR { before[$1] = $2; next }
+        { used = ($2 - before[$1]) / hz; if (used > 0) printf "  %-16s %6.2f\n", $1, used }' \
+        <(echo "$threads_before") <(echo "$threads_after") | sort -k2 -rn
+fi
 metrics=$(curl -fs "http://$server/metrics")
 echo "$metrics" | awk '
     /^narad_wal_fsync_duration_seconds_count/ { wal += $2 }

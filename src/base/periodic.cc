@@ -1,6 +1,6 @@
 #include "base/periodic.h"
 
-#include <pthread.h>
+#include "base/thread_pool.h"
 
 namespace narad {
 
@@ -14,7 +14,7 @@ void PeriodicTask::start() {
     if (thread_.joinable()) return;
     stopping_ = false;
     thread_ = std::thread([this] {
-        pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
+        name_this_thread(name_);
         loop();
     });
 }

@@ -16,11 +16,15 @@ void run_contained(const std::function<void()>& fn, std::string_view what) {
     }
 }
 
+void name_this_thread(std::string_view name) {
+    pthread_setname_np(pthread_self(), std::string(name.substr(0, 15)).c_str());
+}
+
 ThreadPool::ThreadPool(std::string name, size_t threads, size_t max_queued)
     : name_(std::move(name)), max_queued_(max_queued) {
     for (size_t i = 0; i < threads; ++i) {
         threads_.emplace_back([this] {
-            pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
+            name_this_thread(name_);
             run();
         });
     }

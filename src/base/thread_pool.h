@@ -20,6 +20,9 @@ namespace narad {
 // task, a timer callback: nothing above them could handle it).
 void run_contained(const std::function<void()>& fn, std::string_view what);
 
+// Names the calling thread (its first 15 characters), as `top -H`, perf and /proc show it.
+void name_this_thread(std::string_view name);
+
 // What a request refused because its pool is stopping is told: the node is going away, so the
 // client should go to another node rather than retry here.
 inline constexpr std::string_view kShuttingDownText =

@@ -1,6 +1,7 @@
 #include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <future>
 #include <stdexcept>
@@ -18,6 +19,22 @@ TEST(ThreadPoolTest, ThrowingTaskDoesNotStopThePool) {
     auto result = ran.get_future();
     ASSERT_EQ(result.wait_for(std::chrono::seconds(10)), std::future_status::ready);
     EXPECT_EQ(result.get(), 7);
+}
+
+// Rule: a pool's threads carry its name, cut to the 15 characters a thread name holds, so
+// `top -H` and /proc/<pid>/task/*/comm tell one pool's CPU from another's.
+TEST(ThreadPoolTest, ThreadsCarryThePoolsName) {
+    ThreadPool pool("narad-a-long-pool-name", 1);
+    std::promise<std::string> seen;
+    ASSERT_EQ(pool.post([&seen] {
+        char name[16] = {};
+        pthread_getname_np(pthread_self(), name, sizeof name);
+        seen.set_value(name);
+    }),
+              ThreadPool::Posted::queued);
+    auto name = seen.get_future();
+    ASSERT_EQ(name.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(name.get(), "narad-a-long-po");
 }
 
 // Rule: the queue is bounded; post() refuses beyond it as full, and after stop() as stopping.

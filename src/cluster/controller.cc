@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/thread_pool.h"
 #include "cluster/placement.h"
 #include "cluster/planner.h"
 #include "meta/codec.h"
@@ -43,7 +44,10 @@ Controller::Controller(meta::EtcdMetaStore& store, Membership& membership, Clock
 Controller::~Controller() { stop(); }
 
 void Controller::start() {
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        name_this_thread("narad-control");
+        run();
+    });
 }
 
 void Controller::stop() {

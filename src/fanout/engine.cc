@@ -11,6 +11,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/thread_pool.h"
 #include "fanout/cursor_file.h"
 #include "io/file_system.h"
 #include "storage/topic_directory.h"
@@ -141,9 +142,15 @@ class FanoutEngine::Impl {
             ++wake_generation_;
             cv_.notify_all();
         });
-        threads_.emplace_back([this] { reconcile_loop(); });
+        threads_.emplace_back([this] {
+            name_this_thread("narad-fanout-rc");
+            reconcile_loop();
+        });
         for (uint32_t i = 0; i < options_.threads; ++i) {
-            threads_.emplace_back([this] { work_loop(); });
+            threads_.emplace_back([this] {
+                name_this_thread("narad-fanout");
+                work_loop();
+            });
         }
     }
 

@@ -10,6 +10,7 @@
 #include "base/json_scan.h"
 #include "base/json_text.h"
 #include "base/log.h"
+#include "base/thread_pool.h"
 #include "meta/etcd_client.h"
 #include "meta/etcd_client_json.h"
 
@@ -31,7 +32,10 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
           endpoint_(first_endpoint),
           election_(std::move(election)),
           on_leader_(std::move(on_leader)) {
-        thread_ = std::thread([this] { run(); });
+        thread_ = std::thread([this] {
+            name_this_thread("narad-etcd-obs");
+            run();
+        });
     }
 
     ~ObserveImpl() override {

@@ -16,6 +16,7 @@
 
 #include "base/json_text.h"
 #include "base/log.h"
+#include "base/thread_pool.h"
 #include "meta/etcd_client.h"
 #include "meta/etcd_client_json.h"
 
@@ -69,7 +70,10 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
     }
 
     void start() {
-        thread_ = std::thread([this] { run(); });
+        thread_ = std::thread([this] {
+            name_this_thread("narad-watch");
+            run();
+        });
     }
 
   private:

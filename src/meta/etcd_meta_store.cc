@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "base/thread_pool.h"
 #include "meta/codec.h"
 
 namespace narad::meta {
@@ -23,7 +24,10 @@ class EtcdMetaStore::Replica {
     // Loads the prefix and starts watching after it.
     Status start() {
         NARAD_RETURN_IF_ERROR(reload());
-        reloader_ = std::thread([this] { reload_when_needed(); });
+        reloader_ = std::thread([this] {
+            name_this_thread("narad-meta-load");
+            reload_when_needed();
+        });
         return Status::ok();
     }
 

@@ -18,6 +18,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/thread_pool.h"
 
 namespace narad::meta {
 namespace {
@@ -223,7 +224,10 @@ Status EtcdSupervisor::start() {
                    rejoining ? ", rejoining with its stored data" : "");
     // The supervising thread forks every child: PR_SET_PDEATHSIG fires when the thread that
     // forked dies, and this one lives until stop().
-    thread_ = std::thread([this, binary] { supervise(binary); });
+    thread_ = std::thread([this, binary] {
+        name_this_thread("narad-etcd-sup");
+        supervise(binary);
+    });
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return first_done_; });
     Status outcome = first_start_;

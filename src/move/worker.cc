@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/random.h"
+#include "base/thread_pool.h"
 #include "move/move_metrics.h"
 #include "move/quarantine.h"
 
@@ -114,7 +115,10 @@ MoveWorker::~MoveWorker() {
 
 void MoveWorker::start() {
     started_ = context_.clock.now();
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        name_this_thread("narad-move-work");
+        run();
+    });
 }
 
 void MoveWorker::cancel() {

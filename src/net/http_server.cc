@@ -655,6 +655,7 @@ Status HttpServer::Impl::start() {
     size_t started = 0;
     for (uint32_t i = 0; i < count; ++i) {
         threads_.emplace_back([this, &started_mutex, &started_cv, &started] {
+            name_this_thread("narad-http");
             {
                 std::lock_guard started_lock(started_mutex);
                 thread_ids_.push_back(std::this_thread::get_id());

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "base/thread_pool.h"
 #include "queue/consume_metrics.h"
 #include "queue/consumer_offset_file.h"
 
@@ -46,7 +47,10 @@ class ConsumeService::Impl {
         std::lock_guard lock(reaper_mutex_);
         if (reaper_.joinable()) return;
         stopping_ = false;
-        reaper_ = std::thread([this] { reap_loop(); });
+        reaper_ = std::thread([this] {
+            name_this_thread("narad-reaper");
+            reap_loop();
+        });
         collector_id_ = metrics::Registry::global().add_collector([this] { collect(); });
     }
 

@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/thread_pool.h"
 #include "queue/consumer_offset_file.h"
 
 namespace narad::queue {
@@ -36,7 +37,10 @@ void OffsetCommitter::start() {
         std::lock_guard lock(mutex_);
         stop_requested_ = false;
     }
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        name_this_thread("narad-offsets");
+        run();
+    });
 }
 
 void OffsetCommitter::stop() {

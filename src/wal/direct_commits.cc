@@ -11,6 +11,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/thread_pool.h"
 
 namespace narad::wal {
 namespace {
@@ -178,7 +179,12 @@ void DirectCommits::Impl::start() {
         std::lock_guard lock(mutex_);
         running_ = true;
     }
-    for (uint32_t i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { work(); });
+    for (uint32_t i = 0; i < options_.threads; ++i) {
+        workers_.emplace_back([this] {
+            name_this_thread("narad-direct");
+            work();
+        });
+    }
 }
 
 void DirectCommits::Impl::stop() {

@@ -12,6 +12,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/thread_pool.h"
 
 namespace narad::wal {
 namespace {
@@ -132,7 +133,12 @@ void Dispatcher::Impl::start() {
     }
     // The WAL hands over everything it holds uncommitted, recovered records first.
     wal_.set_consumer([this](auto records) { enqueue(std::move(records)); });
-    for (uint32_t i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { work(); });
+    for (uint32_t i = 0; i < options_.threads; ++i) {
+        workers_.emplace_back([this] {
+            name_this_thread("narad-dispatch");
+            work();
+        });
+    }
 }
 
 void Dispatcher::Impl::stop() {

@@ -15,6 +15,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/thread_pool.h"
 #include "wal/wal_format.h"
 #include "wal/wal_recovery.h"
 
@@ -418,7 +419,10 @@ void IngressWalImpl::start() {
         accepting_ = true;
         stopping_ = false;
     }
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        name_this_thread("narad-wal");
+        run();
+    });
 }
 
 void IngressWalImpl::stop() {
