@@ -1,11 +1,6 @@
 #include "base/thread_pool.h"
 
 #include <pthread.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 
 #include "base/log.h"
 
@@ -23,15 +18,6 @@ void run_contained(const std::function<void()>& fn, std::string_view what) {
 
 void name_this_thread(std::string_view name) {
     pthread_setname_np(pthread_self(), std::string(name.substr(0, 15)).c_str());
-}
-
-void lower_this_thread_priority(int steps) {
-    if (steps <= 0) return;
-    auto tid = static_cast<id_t>(gettid());
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, tid);
-    if (now == -1 && errno != 0) return;
-    setpriority(PRIO_PROCESS, tid, std::min(now + steps, 19));
 }
 
 ThreadPool::ThreadPool(std::string name, size_t threads, size_t max_queued)

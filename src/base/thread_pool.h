@@ -22,9 +22,6 @@ void run_contained(const std::function<void()>& fn, std::string_view what);
 
 // Names the calling thread (its first 15 characters), as `top -H`, perf and /proc show it.
 void name_this_thread(std::string_view name);
-// Lowers the calling thread's scheduling priority by `steps` nice steps below what it inherited
-// (Linux nice is per thread). Best effort: a refusal leaves the priority as it was.
-void lower_this_thread_priority(int steps);
 
 // What a request refused because its pool is stopping is told: the node is going away, so the
 // client should go to another node rather than retry here.

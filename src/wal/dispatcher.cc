@@ -136,7 +136,6 @@ void Dispatcher::Impl::start() {
     for (uint32_t i = 0; i < options_.threads; ++i) {
         workers_.emplace_back([this] {
             name_this_thread("narad-dispatch");
-            lower_this_thread_priority(options_.nice);
             work();
         });
     }

@@ -70,10 +70,6 @@ struct DispatcherOptions {
     Millis retry_interval{1000};
     ReroutePolicy* reroute = nullptr;  // none: records always go to their own partition
     Millis freeze_reroute_grace{3000};
-    // How far below the threads that answer requests the workers run (nice steps). A commit from
-    // the WAL can wait; a consume, an ack or a produce's 202 should not. Under a saturated CPU the
-    // workers then also find more records queued per partition, so each sync covers more of them.
-    int nice = 5;
 };
 
 struct DispatcherStats {

@@ -1,8 +1,6 @@
 #include "wal/dispatcher.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <random>
 
@@ -70,36 +68,6 @@ TEST_F(DispatcherTest, CommitsEveryRecordWithItsProducerStamp) {
         sequences.insert(stamp.sequence.value());
     }
     EXPECT_EQ(sequences.size(), 20u);
-}
-
-// Rule: the workers run `nice` steps below the thread that started them, so a saturated CPU serves
-// the threads answering requests first.
-TEST_F(DispatcherTest, WorkersRunBelowTheRequestThreadsPriority) {
-    class PriorityRecorder final : public PartitionCommitter {
-      public:
-        explicit PriorityRecorder(FakeCommitter& inner) : inner_(inner) {}
-        Status commit(const std::string& topic, const std::string& incarnation,
-                      PartitionId partition, std::span<const storage::Record> records) override {
-            seen_.store(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())));
-            return inner_.commit(topic, incarnation, partition, records);
-        }
-        int seen() const { return seen_.load(); }
-
-      private:
-        FakeCommitter& inner_;
-        std::atomic<int> seen_{-100};
-    } recorder(committer_);
-
-    const int mine = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
-    ASSERT_LE(mine, 14) << "the test runs too low already to see a step of 5";
-    DispatcherOptions with_nice = options(1);
-    with_nice.nice = 5;
-    Dispatcher dispatcher(clock_, *wal_, recorder, with_nice);
-    dispatcher.start();
-    append("t", 0, "v");
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 1; }));
-    dispatcher.stop();
-    EXPECT_EQ(recorder.seen(), mine + 5);
 }
 
 // Rule: a partition whose commit fails is retried only after retry_interval (on the injected
