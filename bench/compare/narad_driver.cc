@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
+#include "base/loopback_ports.h"
 #include "cli/bench_engine.h"
 #include "cli/bench_workload.h"
 #include "cli/calls.h"
@@ -230,20 +232,20 @@ std::string NaradDriver::durability() const {
 }
 
 Status NaradDriver::start(const DriverEnv& env) {
-    NARAD_ASSIGN_OR_RETURN(port_, free_port(/*pair=*/true));
-    // The node's local etcd member (its metastore) needs a client and a peer port of its own.
-    NARAD_ASSIGN_OR_RETURN(uint16_t etcd_client_port, free_port(/*pair=*/true));
+    // The API, the cluster port, and the client and peer ports of the node's own etcd member.
+    const std::vector<uint16_t> ports = unused_loopback_ports(4);
+    port_ = ports[0];
     ProcessSpec spec;
     spec.executable = env.narad_path;
     spec.args = {"serve",
                  "--addr",
                  "127.0.0.1:" + std::to_string(port_),
                  "--cluster-port",
-                 std::to_string(port_ + 1),
+                 std::to_string(ports[1]),
                  "--etcd-client-port",
-                 std::to_string(etcd_client_port),
+                 std::to_string(ports[2]),
                  "--etcd-peer-port",
-                 std::to_string(etcd_client_port + 1),
+                 std::to_string(ports[3]),
                  "--data-dir",
                  env.data_dir + "/data",
                  "--log-format",

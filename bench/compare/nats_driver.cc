@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "base/loopback_ports.h"
 #include "cli/bench_engine.h"
 
 namespace narad::compare {
@@ -224,7 +225,7 @@ std::string NatsDriver::durability() const {
 std::string NatsDriver::url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
 
 Status NatsDriver::start(const DriverEnv& env) {
-    NARAD_ASSIGN_OR_RETURN(port_, free_port());
+    port_ = unused_loopback_ports(1).front();
     ProcessSpec spec;
     spec.executable = env.nats_server_path;
     spec.args = {"-a",  "127.0.0.1",         "-p", std::to_string(port_), "-js",

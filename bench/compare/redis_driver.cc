@@ -6,6 +6,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/loopback_ports.h"
 #include "cli/bench_engine.h"
 
 namespace narad::compare {
@@ -200,7 +201,7 @@ Result<RedisDriver::Context> RedisDriver::open() const {
 }
 
 Status RedisDriver::start(const DriverEnv& env) {
-    NARAD_ASSIGN_OR_RETURN(port_, free_port());
+    port_ = unused_loopback_ports(1).front();
     ProcessSpec spec;
     spec.executable = env.redis_server_path;
     spec.args = {"--port",

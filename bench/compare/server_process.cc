@@ -1,11 +1,9 @@
 #include "compare/server_process.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,22 +19,6 @@
 extern char** environ;
 
 namespace narad::compare {
-namespace {
-
-bool port_free(uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return false;
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(port);
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-    ::close(fd);
-    return ok;
-}
-
-}  // namespace
-
 ServerProcess::~ServerProcess() { stop(2'000); }
 
 Status ServerProcess::start(const ProcessSpec& spec) {
@@ -219,27 +201,6 @@ std::string read_text_file(const std::string& path) {
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
-}
-
-Result<uint16_t> free_port(bool pair) {
-    for (int attempt = 0; attempt < 50; ++attempt) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0) return Status(Errc::io_error, std::string("socket: ") + std::strerror(errno));
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        address.sin_port = 0;
-        socklen_t length = sizeof address;
-        uint16_t port = 0;
-        if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-            port = ntohs(address.sin_port);
-        }
-        ::close(fd);
-        if (port == 0 || port == 65535) continue;
-        if (!pair || port_free(uint16_t(port + 1))) return port;
-    }
-    return Status(Errc::unavailable, "no free loopback port found");
 }
 
 std::optional<uint64_t> parse_vm_hwm_bytes(const std::string& status_text) {

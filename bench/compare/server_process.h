@@ -67,8 +67,6 @@ class ServerProcess {
 // The full path of `name` (searched in PATH unless it contains a '/'), or not_found.
 Result<std::string> find_executable(const std::string& name);
 
-// A loopback TCP port that was free a moment ago; with `pair`, port + 1 was free as well.
-Result<uint16_t> free_port(bool pair = false);
 // The whole text of a file (procfs included, whose sizes read 0); empty if it cannot be read.
 std::string read_text_file(const std::string& path);
 

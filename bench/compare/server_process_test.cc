@@ -73,14 +73,6 @@ TEST(FindExecutableTest, SearchesPathAndRejectsMissingFiles) {
     EXPECT_FALSE(find_executable("/nonexistent/dir/tool").is_ok());
 }
 
-TEST(FreePortTest, GivesABindablePortPair) {
-    // Rule: a pair request gives a port whose successor was free too.
-    auto port = free_port(/*pair=*/true);
-    ASSERT_TRUE(port.is_ok());
-    EXPECT_GT(*port, 0);
-    EXPECT_LT(*port, 65535);
-}
-
 TEST(ServerProcessTest, StartReadsProcAndStopTerminates) {
     // Rule: a started process is running, has a peak RSS, and stop() ends it with SIGTERM.
     char dir[] = "/tmp/narad-process-test-XXXXXX";
