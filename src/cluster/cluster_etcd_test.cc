@@ -80,7 +80,7 @@ TEST(ClusterEtcdLimitsTest, ATopicOfMaxPartitionsFitsTheMembersTxnLimit) {
     auto refused = a.store->create_topic(topic("wide", kPartitions, "0000000000000001"), owners);
     ASSERT_FALSE(refused.is_ok());
     // The refusal names the operator's setting, not etcd's bare text.
-    EXPECT_EQ(refused.code(), Errc::internal);
+    EXPECT_EQ(refused.code(), Errc::invalid_argument);
     EXPECT_NE(refused.status().message().find("--max-txn-ops=" + std::to_string(kPartitions + 1)),
               std::string::npos)
         << refused.status().to_string();

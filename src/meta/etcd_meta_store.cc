@@ -330,9 +330,10 @@ Result<TxnResult> EtcdMetaStore::fenced_txn(std::vector<Compare> compare,
     Result<TxnResult> sent =
         client_.txn(std::move(compare), std::move(success), std::move(failure));
     if (!sent.is_ok() && sent.status().message().find("too many operations") != std::string::npos) {
-        // etcd's --max-txn-ops is below what this write needs (a wide topic is one txn): an
-        // operator setting, named here, not the client's fault.
-        return Status(Errc::internal,
+        // etcd's --max-txn-ops is below what this write needs (a wide topic is one txn). The
+        // request asks for more than this cluster holds, as beyond topic.max_partitions: a 400,
+        // naming the setting that would let it through.
+        return Status(Errc::invalid_argument,
                       "etcd refused a txn of " + std::to_string(ops) +
                           " operations (more than its --max-txn-ops allows); run the metastore's "
                           "etcd (cluster.meta_endpoints) with --max-txn-ops=" +
