@@ -13,10 +13,7 @@ void PeriodicTask::start() {
     std::lock_guard lock(mutex_);
     if (thread_.joinable()) return;
     stopping_ = false;
-    thread_ = std::thread([this] {
-        name_this_thread(name_);
-        loop();
-    });
+    thread_ = named_thread(name_, [this] { loop(); });
 }
 
 void PeriodicTask::stop() {

@@ -23,10 +23,7 @@ void name_this_thread(std::string_view name) {
 ThreadPool::ThreadPool(std::string name, size_t threads, size_t max_queued)
     : name_(std::move(name)), max_queued_(max_queued) {
     for (size_t i = 0; i < threads; ++i) {
-        threads_.emplace_back([this] {
-            name_this_thread(name_);
-            run();
-        });
+        threads_.push_back(named_thread(name_, [this] { run(); }));
     }
 }
 

@@ -23,6 +23,16 @@ void run_contained(const std::function<void()>& fn, std::string_view what);
 // Names the calling thread (its first 15 characters), as `top -H`, perf and /proc show it.
 void name_this_thread(std::string_view name);
 
+// A thread that names itself `name` (narad-<role>), then runs `body`: how every long-lived
+// thread is started, so each one's CPU can be told apart.
+template <typename Body>
+std::thread named_thread(std::string name, Body body) {
+    return std::thread([name = std::move(name), body = std::move(body)]() mutable {
+        name_this_thread(name);
+        body();
+    });
+}
+
 // What a request refused because its pool is stopping is told: the node is going away, so the
 // client should go to another node rather than retry here.
 inline constexpr std::string_view kShuttingDownText =

@@ -44,10 +44,7 @@ Controller::Controller(meta::EtcdMetaStore& store, Membership& membership, Clock
 Controller::~Controller() { stop(); }
 
 void Controller::start() {
-    thread_ = std::thread([this] {
-        name_this_thread("narad-control");
-        run();
-    });
+    thread_ = named_thread("narad-control", [this] { run(); });
 }
 
 void Controller::stop() {

@@ -142,15 +142,9 @@ class FanoutEngine::Impl {
             ++wake_generation_;
             cv_.notify_all();
         });
-        threads_.emplace_back([this] {
-            name_this_thread("narad-fanout-rc");
-            reconcile_loop();
-        });
+        threads_.push_back(named_thread("narad-fanout-rc", [this] { reconcile_loop(); }));
         for (uint32_t i = 0; i < options_.threads; ++i) {
-            threads_.emplace_back([this] {
-                name_this_thread("narad-fanout");
-                work_loop();
-            });
+            threads_.push_back(named_thread("narad-fanout", [this] { work_loop(); }));
         }
     }
 

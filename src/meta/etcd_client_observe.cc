@@ -32,10 +32,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
           endpoint_(first_endpoint),
           election_(std::move(election)),
           on_leader_(std::move(on_leader)) {
-        thread_ = std::thread([this] {
-            name_this_thread("narad-etcd-obs");
-            run();
-        });
+        thread_ = named_thread("narad-etcd-obs", [this] { run(); });
     }
 
     ~ObserveImpl() override {

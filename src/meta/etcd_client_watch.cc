@@ -70,10 +70,7 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
     }
 
     void start() {
-        thread_ = std::thread([this] {
-            name_this_thread("narad-watch");
-            run();
-        });
+        thread_ = named_thread("narad-watch", [this] { run(); });
     }
 
   private:

@@ -24,10 +24,7 @@ class EtcdMetaStore::Replica {
     // Loads the prefix and starts watching after it.
     Status start() {
         NARAD_RETURN_IF_ERROR(reload());
-        reloader_ = std::thread([this] {
-            name_this_thread("narad-meta-load");
-            reload_when_needed();
-        });
+        reloader_ = named_thread("narad-meta-load", [this] { reload_when_needed(); });
         return Status::ok();
     }
 

@@ -224,10 +224,7 @@ Status EtcdSupervisor::start() {
                    rejoining ? ", rejoining with its stored data" : "");
     // The supervising thread forks every child: PR_SET_PDEATHSIG fires when the thread that
     // forked dies, and this one lives until stop().
-    thread_ = std::thread([this, binary] {
-        name_this_thread("narad-etcd-sup");
-        supervise(binary);
-    });
+    thread_ = named_thread("narad-etcd-sup", [this, binary] { supervise(binary); });
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return first_done_; });
     Status outcome = first_start_;

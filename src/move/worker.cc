@@ -115,10 +115,7 @@ MoveWorker::~MoveWorker() {
 
 void MoveWorker::start() {
     started_ = context_.clock.now();
-    thread_ = std::thread([this] {
-        name_this_thread("narad-move-work");
-        run();
-    });
+    thread_ = named_thread("narad-move-work", [this] { run(); });
 }
 
 void MoveWorker::cancel() {

@@ -654,23 +654,23 @@ Status HttpServer::Impl::start() {
     std::condition_variable started_cv;
     size_t started = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        threads_.emplace_back([this, &started_mutex, &started_cv, &started] {
-            name_this_thread("narad-http");
-            {
-                std::lock_guard started_lock(started_mutex);
-                thread_ids_.push_back(std::this_thread::get_id());
-                ++started;
-                started_cv.notify_all();
-            }
-            for (;;) {
-                try {
-                    ioc_.run();
-                    return;
-                } catch (const std::exception& e) {
-                    NARAD_LOG_ERROR("HTTP server loop: {}", e.what());
+        threads_.push_back(
+            named_thread("narad-http", [this, &started_mutex, &started_cv, &started] {
+                {
+                    std::lock_guard started_lock(started_mutex);
+                    thread_ids_.push_back(std::this_thread::get_id());
+                    ++started;
+                    started_cv.notify_all();
                 }
-            }
-        });
+                for (;;) {
+                    try {
+                        ioc_.run();
+                        return;
+                    } catch (const std::exception& e) {
+                        NARAD_LOG_ERROR("HTTP server loop: {}", e.what());
+                    }
+                }
+            }));
     }
     {
         std::unique_lock started_lock(started_mutex);

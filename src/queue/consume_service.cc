@@ -47,10 +47,7 @@ class ConsumeService::Impl {
         std::lock_guard lock(reaper_mutex_);
         if (reaper_.joinable()) return;
         stopping_ = false;
-        reaper_ = std::thread([this] {
-            name_this_thread("narad-reaper");
-            reap_loop();
-        });
+        reaper_ = named_thread("narad-reaper", [this] { reap_loop(); });
         collector_id_ = metrics::Registry::global().add_collector([this] { collect(); });
     }
 

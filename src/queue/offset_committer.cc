@@ -37,10 +37,7 @@ void OffsetCommitter::start() {
         std::lock_guard lock(mutex_);
         stop_requested_ = false;
     }
-    thread_ = std::thread([this] {
-        name_this_thread("narad-offsets");
-        run();
-    });
+    thread_ = named_thread("narad-offsets", [this] { run(); });
 }
 
 void OffsetCommitter::stop() {

@@ -180,10 +180,7 @@ void DirectCommits::Impl::start() {
         running_ = true;
     }
     for (uint32_t i = 0; i < options_.threads; ++i) {
-        workers_.emplace_back([this] {
-            name_this_thread("narad-direct");
-            work();
-        });
+        workers_.push_back(named_thread("narad-direct", [this] { work(); }));
     }
 }
 

@@ -134,10 +134,7 @@ void Dispatcher::Impl::start() {
     // The WAL hands over everything it holds uncommitted, recovered records first.
     wal_.set_consumer([this](auto records) { enqueue(std::move(records)); });
     for (uint32_t i = 0; i < options_.threads; ++i) {
-        workers_.emplace_back([this] {
-            name_this_thread("narad-dispatch");
-            work();
-        });
+        workers_.push_back(named_thread("narad-dispatch", [this] { work(); }));
     }
 }
 

@@ -419,10 +419,7 @@ void IngressWalImpl::start() {
         accepting_ = true;
         stopping_ = false;
     }
-    thread_ = std::thread([this] {
-        name_this_thread("narad-wal");
-        run();
-    });
+    thread_ = named_thread("narad-wal", [this] { run(); });
 }
 
 void IngressWalImpl::stop() {
