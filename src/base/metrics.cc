@@ -241,7 +241,11 @@ std::string Registry::render() {
 
     std::string out;
     std::lock_guard lock(mutex_);
-    for (auto& [name, family] : families_) {
+    for (auto& entry : families_) {
+        // Named, not a structured binding: a lambda below captures them, which clang 14 (the
+        // thread-safety check's compiler) does not accept of bindings.
+        const std::string& name = entry.first;
+        const auto& family = entry.second;
         out += "# HELP " + name + " " + family->help + "\n";
         out += "# TYPE " + name + " " + family->type + "\n";
         if (family->counter) {
