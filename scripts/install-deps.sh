@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
     # toolchain
     build-essential cmake ccache clang-format clang-tidy git pkg-config
+    # clang's thread-safety analysis (scripts/thread-safety.py, run by `make test`)
+    clang
     # libraries (DESIGN.md "Decisions")
     libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libxxhash-dev libzstd-dev
     libsimdjson-dev rapidjson-dev libsodium-dev zlib1g-dev

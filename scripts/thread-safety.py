@@ -19,7 +19,11 @@ import shutil
 import subprocess
 import sys
 
-FLAGS = ["-fsyntax-only", "-Wthread-safety", "-Werror=thread-safety", "-Wno-unknown-warning-option"]
+FLAGS = [
+    "-fsyntax-only", "-ferror-limit=0", "-Wthread-safety", "-Werror=thread-safety",
+    "-Werror=ignored-attributes",  # an annotation the analysis would silently drop
+    "-Wno-unknown-warning-option",
+]
 
 
 def find_clang():

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/assert.h"
+#include "base/mutex.h"
 
 namespace narad::compare {
 namespace {
@@ -184,7 +185,7 @@ void Flow::ack_failed(uint64_t messages, std::string_view reason) {
 }
 
 void Flow::consume_failed(std::string_view reason) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++consume_errors_[std::string(reason)];
 }
 
@@ -202,18 +203,18 @@ bool Flow::consumers_should_stop() const {
 }
 
 void Flow::abort(std::string_view reason) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (abort_reason_.empty()) abort_reason_ = std::string(reason);
     aborted_ = true;
 }
 
 std::string Flow::abort_reason() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return abort_reason_;
 }
 
 std::map<std::string, uint64_t> Flow::consume_errors() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return consume_errors_;
 }
 

@@ -19,11 +19,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/mutex.h"
 #include "cli/bench_engine.h"
 #include "cli/bench_histogram.h"
 #include "cli/bench_payload.h"
@@ -157,9 +157,9 @@ class Flow {
     cli::bench::OpStats produce_;
     cli::bench::OpStats acks_;
     cli::LatencyHistogram end_to_end_;
-    mutable std::mutex mutex_;
-    std::string abort_reason_;                        // GUARDED_BY(mutex_)
-    std::map<std::string, uint64_t> consume_errors_;  // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    std::string abort_reason_ GUARDED_BY(mutex_);
+    std::map<std::string, uint64_t> consume_errors_ GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::compare

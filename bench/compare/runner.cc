@@ -1,12 +1,11 @@
 #include "compare/runner.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <filesystem>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "base/mutex.h"
 #include "cli/bench_engine.h"
 #include "cli/bench_payload.h"
 #include "compare/flow.h"
@@ -21,11 +20,11 @@ using cli::bench::mono_ns;
 // `grace_ns` later it kills the server so that client calls blocked on it return.
 Status run_watched(Driver& driver, const Workload& workload, Flow& flow, int64_t limit_ns,
                    int64_t grace_ns) {
-    std::mutex mutex;
-    std::condition_variable done_changed;
-    bool done = false;  // GUARDED_BY(mutex)
+    Mutex mutex;
+    CondVar done_changed;
+    bool done = false;  // under mutex
     std::thread watchdog([&] {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         const auto abort_at = std::chrono::steady_clock::now() + std::chrono::nanoseconds(limit_ns);
         if (done_changed.wait_until(lock, abort_at, [&] { return done; })) return;
         flow.abort("watchdog: phase still running " + std::to_string(limit_ns / 1'000'000'000) +
@@ -36,7 +35,7 @@ Status run_watched(Driver& driver, const Workload& workload, Flow& flow, int64_t
     });
     Status status = driver.run(workload, flow);
     {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         done = true;
     }
     done_changed.notify_all();

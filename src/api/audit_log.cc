@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace narad::api {
 
@@ -17,7 +18,7 @@ void AuditLog::record(const AuditEvent& event) {
     if (event.status != 0) line["status"] = event.status;
     std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     NARAD_LOG_INFO("audit {}", text);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     Status written = Status::ok();
     if (!file_) {
         auto opened = fs_.open(path_, io::kCreate);

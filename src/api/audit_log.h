@@ -6,11 +6,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/mutex.h"
 #include "io/file_system.h"
 
 namespace narad::api {
@@ -34,9 +34,9 @@ class AuditLog {
     Clock& clock_;
     std::string path_;
     NodeId node_;
-    std::mutex mutex_;
-    std::unique_ptr<io::File> file_;  // GUARDED_BY(mutex_)
-    uint64_t size_ = 0;               // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    std::unique_ptr<io::File> file_ GUARDED_BY(mutex_);
+    uint64_t size_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace narad::api

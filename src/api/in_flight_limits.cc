@@ -3,21 +3,21 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
-#include <mutex>
 
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 
 namespace narad::api {
 
 struct InFlightLimits::State {
     explicit State(InFlightOptions o) : options(o) {}
     const InFlightOptions options;
-    mutable std::mutex mutex;
-    std::map<std::string, int64_t> produce;  // GUARDED_BY(mutex)
-    std::map<std::string, int64_t> consume;  // GUARDED_BY(mutex)
-    int64_t body_bytes = 0;                  // GUARDED_BY(mutex)
+    mutable Mutex mutex;
+    std::map<std::string, int64_t> produce GUARDED_BY(mutex);
+    std::map<std::string, int64_t> consume GUARDED_BY(mutex);
+    int64_t body_bytes GUARDED_BY(mutex) = 0;
 
     std::map<std::string, int64_t>& held(Kind kind) {
         return kind == Kind::produce ? produce : consume;
@@ -54,7 +54,7 @@ class Slot final : public net::Admission {
     ~Slot() override { release(); }
 
     void release() override {
-        std::lock_guard lock(state_->mutex);
+        MutexLock lock(state_->mutex);
         if (released_) return;
         released_ = true;
         if (units_ > 0) {
@@ -66,7 +66,7 @@ class Slot final : public net::Admission {
     }
 
     bool resize(uint64_t units) override {
-        std::lock_guard lock(state_->mutex);
+        MutexLock lock(state_->mutex);
         int64_t cap = state_->cap(kind_);
         if (released_ || cap == 0) return true;
         int64_t wanted = std::clamp<int64_t>(static_cast<int64_t>(units), 1, cap);
@@ -81,9 +81,9 @@ class Slot final : public net::Admission {
     std::shared_ptr<InFlightLimits::State> state_;
     const Kind kind_;
     const std::string identity_;
-    int64_t units_;             // GUARDED_BY(state_->mutex)
+    int64_t units_ GUARDED_BY(state_->mutex);
     const int64_t body_bytes_;  // charged to the budget
-    bool released_ = false;     // GUARDED_BY(state_->mutex)
+    bool released_ GUARDED_BY(state_->mutex) = false;
 };
 
 // The user ("user:<name>", so no name can pass for an address), or the client's IP address
@@ -172,7 +172,7 @@ std::optional<net::HttpResponse> InFlightLimits::screen(net::HttpRequest& head) 
     if (cap == 0 && body == 0) return std::nullopt;
     std::string identity = identity_of(head);
     int64_t units = cap == 0 ? 0 : std::min(route->units, cap);
-    std::lock_guard lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     if (units > 0) {
         auto held = state_->held(route->kind).find(identity);
         int64_t now = held == state_->held(route->kind).end() ? 0 : held->second;
@@ -198,14 +198,14 @@ std::optional<net::HttpResponse> InFlightLimits::screen(net::HttpRequest& head) 
 }
 
 int64_t InFlightLimits::in_flight(Kind kind, const std::string& identity) const {
-    std::lock_guard lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     const auto& held = kind == Kind::produce ? state_->produce : state_->consume;
     auto it = held.find(identity);
     return it == held.end() ? 0 : it->second;
 }
 
 int64_t InFlightLimits::batch_body_bytes_in_flight() const {
-    std::lock_guard lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     return state_->body_bytes;
 }
 

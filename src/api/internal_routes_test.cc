@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <future>
-#include <mutex>
 
 #include "api/respond.h"
+#include "base/mutex.h"
 #include "meta/fake_meta_store.h"
 #include "net/test_support.h"
 #include "wal/commit_codec.h"
@@ -59,7 +59,7 @@ class RecordingCommitter final : public wal::PartitionCommitter {
   public:
     Status commit(const std::string& topic, const std::string& incarnation, PartitionId partition,
                   std::span<const storage::Record> records) override {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         calls.push_back({topic, incarnation, partition.value(), {}});
         for (const auto& r : records) {
             calls.back().values.emplace_back(r.value);
@@ -73,7 +73,7 @@ class RecordingCommitter final : public wal::PartitionCommitter {
         uint32_t partition;
         std::vector<std::string> values;
     };
-    std::mutex mutex;
+    Mutex mutex;
     std::vector<Call> calls;
     std::vector<uint64_t> stamps;
     Status answer = Status::ok();
@@ -107,7 +107,7 @@ class InternalCommitTest : public ::testing::Test {
 TEST_F(InternalCommitTest, OwnerCommitsAndAnswers204) {
     auto response = post("topic=t&incarnation=inc-1&partition=0", body());
     EXPECT_EQ(response.status, 204) << response.body;
-    std::lock_guard lock(committer_.mutex);
+    MutexLock lock(committer_.mutex);
     ASSERT_EQ(committer_.calls.size(), 1u);
     EXPECT_EQ(committer_.calls[0].values, (std::vector<std::string>{"v1", "v2"}));
     EXPECT_EQ(committer_.stamps, (std::vector<uint64_t>{8, 9}));
@@ -116,7 +116,7 @@ TEST_F(InternalCommitTest, OwnerCommitsAndAnswers204) {
 // Rule: a node refuses commits for a partition it does not own (421) and commits nothing.
 TEST_F(InternalCommitTest, NotOwnerIs421) {
     EXPECT_EQ(post("topic=t&incarnation=inc-1&partition=1", body()).status, 421);
-    std::lock_guard lock(committer_.mutex);
+    MutexLock lock(committer_.mutex);
     EXPECT_TRUE(committer_.calls.empty());
 }
 
@@ -144,7 +144,7 @@ TEST_F(InternalCommitTest, OwnerBehindTheSenderSaysRetryNotGone) {
     std::string current = std::to_string(store_.snapshot()->revision);
     EXPECT_EQ(post("topic=x&incarnation=inc-1&partition=0&revision=" + current, body()).status,
               404);
-    std::lock_guard lock(committer_.mutex);
+    MutexLock lock(committer_.mutex);
     EXPECT_TRUE(committer_.calls.empty());
 }
 
@@ -157,7 +157,7 @@ TEST_F(InternalCommitTest, BadRequestsAndFailuresAreNotAcknowledged) {
     EXPECT_EQ(post("topic=t&partition=0", body()).status, 400);
     EXPECT_EQ(post("topic=t&incarnation=inc-1&partition=x", body()).status, 400);
     {
-        std::lock_guard lock(committer_.mutex);
+        MutexLock lock(committer_.mutex);
         EXPECT_TRUE(committer_.calls.empty());
     }
     committer_.answer = Status(Errc::io_error, "disk on fire");

@@ -3,9 +3,7 @@
 // its owner (api/owner_routing.h); the same handlers serve the cluster port's local-only variants.
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "api/access.h"
@@ -23,6 +21,7 @@
 #include "base/duration.h"
 #include "base/json_scan.h"
 #include "base/json_text.h"
+#include "base/mutex.h"
 
 namespace narad::api {
 namespace {
@@ -177,15 +176,15 @@ constexpr Millis kPollSlice{200};
 // A local consume, waited for on the calling (pool) thread.
 Result<std::vector<queue::Delivery>> consume_now(ApiContext& context,
                                                  queue::ConsumeRequest request) {
-    std::mutex mutex;
-    std::condition_variable cv;
+    Mutex mutex;
+    CondVar cv;
     std::optional<Result<std::vector<queue::Delivery>>> out;
     context.consume.consume(std::move(request), [&](Result<std::vector<queue::Delivery>> result) {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         out = std::move(result);
         cv.notify_all();
     });
-    std::unique_lock lock(mutex);
+    MutexLock lock(mutex);
     cv.wait(lock, [&] { return out.has_value(); });
     return std::move(*out);
 }

@@ -9,12 +9,12 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/mutex.h"
 
 namespace narad::api {
 
@@ -33,7 +33,7 @@ class OwnerTurns {
                               MonoTime now) {
         std::vector<size_t> due;
         std::vector<size_t> rest;
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         for (size_t i = 0; i < owners.size(); ++i) {
             auto it = last_asked_.find(key(topic, owners[i]));
             (it == last_asked_.end() || now - it->second >= kRemoteTurn ? due : rest).push_back(i);
@@ -43,7 +43,7 @@ class OwnerTurns {
         return due;
     }
     void asked(const std::string& topic, const NodeId& owner, MonoTime now) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (last_asked_.size() >= kMaxEntries) last_asked_.clear();  // deleted topics, old owners
         last_asked_[key(topic, owner)] = now;
     }
@@ -53,8 +53,8 @@ class OwnerTurns {
         return topic + '\0' + owner.value();
     }
     static constexpr size_t kMaxEntries = 4096;
-    std::mutex mutex_;
-    std::map<std::string, MonoTime> last_asked_;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    std::map<std::string, MonoTime> last_asked_ GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::api

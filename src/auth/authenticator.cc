@@ -14,6 +14,7 @@
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 
 namespace narad::auth {
 
@@ -87,10 +88,10 @@ struct Authenticator::State {
 
     std::atomic<bool> stopping{false};  // queued checks answer `unavailable` without hashing
 
-    std::mutex mutex;
-    std::map<std::string, UserEntry, std::less<>> users;  // GUARDED_BY(mutex)
-    Bucket node_budget;                                   // GUARDED_BY(mutex)
-    MonoTime budget_warned;                               // GUARDED_BY(mutex)
+    Mutex mutex;
+    std::map<std::string, UserEntry, std::less<>> users GUARDED_BY(mutex);
+    Bucket node_budget GUARDED_BY(mutex);
+    MonoTime budget_warned GUARDED_BY(mutex);
 
     State(const meta::MetaStore& s, Clock& c, AuthenticatorOptions o)
         : store(s), clock(c), options(o) {
@@ -109,7 +110,7 @@ struct Authenticator::State {
         return out;
     }
 
-    UserEntry& entry(const std::string& user) {
+    UserEntry& entry(const std::string& user) REQUIRES(mutex) {
         auto it = users.find(user);
         if (it != users.end()) return it->second;
         if (users.size() >= options.max_cached_users) {
@@ -130,7 +131,7 @@ struct Authenticator::State {
     // decide() without changing anything: only what it answers before a hash would be checked,
     // and nullopt where it would check one. Caller holds the mutex.
     std::optional<AuthResult> peek(const std::string& name, const std::string& hash,
-                                   const Digest& d) const {
+                                   const Digest& d) const REQUIRES(mutex) {
         auto it = users.find(name);
         if (it == users.end()) return std::nullopt;
         const UserEntry& e = it->second;
@@ -145,7 +146,7 @@ struct Authenticator::State {
     // The answer the cache holds for these credentials, if any. Caller holds the mutex.
     std::optional<AuthResult> known_answer(const std::string& name, const UserEntry& e,
                                            const std::string& hash, const Digest& d,
-                                           MonoTime now) const {
+                                           MonoTime now) const REQUIRES(mutex) {
         if (e.verified_hash != hash) return std::nullopt;
         if (e.verified && sodium_memcmp(e.verified->data(), d.data(), d.size()) == 0) {
             return AuthResult{AuthOutcome::ok, name};
@@ -160,7 +161,7 @@ struct Authenticator::State {
     }
 
     std::optional<AuthResult> decide(const std::string& name, const std::string& hash,
-                                     const Digest& d, bool& suspect) {
+                                     const Digest& d, bool& suspect) REQUIRES(mutex) {
         UserEntry& e = entry(name);
         MonoTime now = clock.now();
         if (!e.bucket_started) {
@@ -200,7 +201,7 @@ struct Authenticator::State {
     // is left, so one guess per name across many names is bounded too.
     void settle(const std::string& user, const std::string& hash, const Digest& d, bool ok,
                 bool suspect) {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         UserEntry& e = entry(user);
         if (e.verified_hash != hash) {
             e.verified.reset();
@@ -252,7 +253,7 @@ std::optional<AuthResult> Authenticator::screen(
     const meta::User* user = snapshot->find_user(credentials->user);
     if (user == nullptr) return AuthResult{AuthOutcome::unauthorized, {}};
     const Digest d = state_->digest(credentials->password);
-    std::lock_guard lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     return state_->peek(credentials->user, user->password_hash, d);
 }
 
@@ -267,7 +268,7 @@ void Authenticator::check(const std::string& name, std::string password,
     std::optional<AuthResult> answer;
     bool suspect = false;
     {
-        std::lock_guard lock(state_->mutex);
+        MutexLock lock(state_->mutex);
         answer = state_->decide(name, hash, d, suspect);
     }
     if (answer) return done(std::move(*answer));

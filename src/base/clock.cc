@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "base/mutex.h"
+
 namespace narad {
 
 std::string format_rfc3339(int64_t unix_ms) {
@@ -14,9 +16,9 @@ std::string format_rfc3339(int64_t unix_ms) {
 }
 
 void Clock::sleep_until(MonoTime deadline) const {
-    std::mutex mutex;
-    std::condition_variable never;
-    std::unique_lock lock(mutex);
+    Mutex mutex;
+    CondVar never;
+    MutexLock lock(mutex);
     wait_until(lock, never, deadline, [] { return false; });
 }
 
@@ -25,8 +27,8 @@ SystemClock& SystemClock::instance() {
     return clock;
 }
 
-bool FakeClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& wake,
-                           MonoTime deadline, const std::function<bool()>& done) const {
+bool FakeClock::wait_until(MutexLock& lock, CondVar& wake, MonoTime deadline,
+                           const std::function<bool()>& done) const {
     ++waiters_;
     while (!done() && now() < deadline) {
         wake.wait_for(lock, std::chrono::milliseconds(1));

@@ -8,11 +8,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
+
+#include "base/mutex.h"
 
 namespace narad {
 
@@ -32,13 +32,13 @@ class Clock {
         return std::chrono::duration_cast<Millis>(wall_now().time_since_epoch()).count();
     }
 
-    // Waits on `wake` (its mutex held through `lock`, as for std::condition_variable) until
-    // `done()` holds or this clock reaches `deadline`; returns done(). Whoever makes done() true
-    // notifies `wake`.
-    virtual bool wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& wake,
-                            MonoTime deadline, const std::function<bool()>& done) const = 0;
-    bool wait_for(std::unique_lock<std::mutex>& lock, std::condition_variable& wake,
-                  std::chrono::nanoseconds duration, const std::function<bool()>& done) const {
+    // Waits on `wake` (its mutex held through `lock`) until `done()` holds or this clock reaches
+    // `deadline`; returns done(). Whoever makes done() true notifies `wake`. A `done` that reads
+    // guarded fields says so: [&]() REQUIRES(mutex_) { ... }.
+    virtual bool wait_until(MutexLock& lock, CondVar& wake, MonoTime deadline,
+                            const std::function<bool()>& done) const = 0;
+    bool wait_for(MutexLock& lock, CondVar& wake, std::chrono::nanoseconds duration,
+                  const std::function<bool()>& done) const {
         return wait_until(lock, wake, now() + duration, done);
     }
     // Blocks the calling thread until this clock reaches `deadline` (nothing interrupts it).
@@ -50,8 +50,8 @@ class SystemClock final : public Clock {
   public:
     MonoTime now() const override { return std::chrono::steady_clock::now(); }
     WallTime wall_now() const override { return std::chrono::system_clock::now(); }
-    bool wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& wake,
-                    MonoTime deadline, const std::function<bool()>& done) const override {
+    bool wait_until(MutexLock& lock, CondVar& wake, MonoTime deadline,
+                    const std::function<bool()>& done) const override {
         return wake.wait_until(lock, deadline, done);
     }
     // The process-wide real clock.
@@ -68,8 +68,8 @@ class FakeClock final : public Clock {
     WallTime wall_now() const override {
         return WallTime(std::chrono::nanoseconds(wall_ns_.load()));
     }
-    bool wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& wake,
-                    MonoTime deadline, const std::function<bool()>& done) const override;
+    bool wait_until(MutexLock& lock, CondVar& wake, MonoTime deadline,
+                    const std::function<bool()>& done) const override;
 
     void advance(std::chrono::nanoseconds delta) {
         mono_ns_ += delta.count();

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <thread>
 
+#include "base/mutex.h"
+
 namespace narad {
 namespace {
 
@@ -12,13 +14,13 @@ namespace {
 // much real time passes; its condition ends it at once.
 TEST(FakeClockTest, WaitsEndOnlyWhenTheClockReachesTheDeadline) {
     FakeClock clock;
-    std::mutex mutex;
-    std::condition_variable wake;
+    Mutex mutex;
+    CondVar wake;
     std::atomic<bool> returned{false};
     std::atomic<bool> result{true};
     MonoTime start = clock.now();
     std::thread waiter([&] {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         result = clock.wait_for(lock, wake, std::chrono::seconds(15), [] { return false; });
         returned = true;
     });
@@ -35,11 +37,11 @@ TEST(FakeClockTest, WaitsEndOnlyWhenTheClockReachesTheDeadline) {
 
     bool done = false;
     std::thread notifier([&] {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         done = true;
         wake.notify_all();
     });
-    std::unique_lock lock(mutex);
+    MutexLock lock(mutex);
     EXPECT_TRUE(clock.wait_for(lock, wake, std::chrono::hours(1), [&] { return done; }));
     lock.unlock();
     notifier.join();

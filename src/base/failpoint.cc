@@ -5,9 +5,10 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <random>
 #include <thread>
+
+#include "base/mutex.h"
 
 namespace narad::failpoint {
 namespace detail {
@@ -28,9 +29,9 @@ struct Point {
 };
 
 struct Registry {
-    std::mutex mutex;
-    std::map<std::string, Point, std::less<>> points;
-    std::mt19937_64 random{std::random_device{}()};
+    Mutex mutex;
+    std::map<std::string, Point, std::less<>> points GUARDED_BY(mutex);
+    std::mt19937_64 random GUARDED_BY(mutex){std::random_device{}()};
 };
 
 Registry& registry() {
@@ -38,7 +39,7 @@ Registry& registry() {
     return *r;
 }
 
-void refresh_armed(Registry& r) { detail::any_armed = !r.points.empty(); }
+void refresh_armed(Registry& r) REQUIRES(r.mutex) { detail::any_armed = !r.points.empty(); }
 
 Result<Point> parse_action(std::string_view action) {
     Point point;
@@ -94,7 +95,7 @@ Status configure(std::string_view spec) {
         parsed[std::string(item.substr(0, eq))] = std::move(point);
     }
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
+    MutexLock lock(r.mutex);
     for (auto& [name, point] : parsed) r.points[name] = std::move(point);
     refresh_armed(r);
     return Status::ok();
@@ -102,7 +103,7 @@ Status configure(std::string_view spec) {
 
 void set_hook(std::string_view name, Hook hook) {
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
+    MutexLock lock(r.mutex);
     Point point;
     point.kind = Kind::hook;
     point.hook = std::move(hook);
@@ -112,21 +113,21 @@ void set_hook(std::string_view name, Hook hook) {
 
 void clear(std::string_view name) {
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
+    MutexLock lock(r.mutex);
     if (auto it = r.points.find(name); it != r.points.end()) r.points.erase(it);
     refresh_armed(r);
 }
 
 void clear_all() {
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
+    MutexLock lock(r.mutex);
     r.points.clear();
     refresh_armed(r);
 }
 
 uint64_t hits(std::string_view name) {
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
+    MutexLock lock(r.mutex);
     auto it = r.points.find(name);
     return it == r.points.end() ? 0 : it->second.hits;
 }
@@ -137,7 +138,7 @@ Status evaluate(std::string_view name) {
     int64_t sleep_ms = 0;
     Hook hook;
     {
-        std::lock_guard lock(r.mutex);
+        MutexLock lock(r.mutex);
         auto it = r.points.find(name);
         if (it == r.points.end()) return Status::ok();
         Point& point = it->second;

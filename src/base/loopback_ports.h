@@ -17,12 +17,12 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "base/assert.h"
+#include "base/mutex.h"
 
 namespace narad {
 
@@ -63,11 +63,11 @@ inline bool claim_across_processes(uint16_t port) {
 inline std::vector<uint16_t> unused_loopback_ports(size_t count) {
     constexpr uint32_t kFirst = 10'000;
     constexpr uint32_t kCount = 22'000;  // 10000-31999
-    static std::mutex mutex;
-    static std::set<uint16_t> given;  // GUARDED_BY(mutex)
+    static Mutex mutex;
+    static std::set<uint16_t> given GUARDED_BY(mutex);
     // Each process starts at its own place in the range, so side-by-side runs rarely meet.
-    static uint32_t next = static_cast<uint32_t>(::getpid()) * 331u % kCount;  // GUARDED_BY(mutex)
-    std::lock_guard lock(mutex);
+    static uint32_t next GUARDED_BY(mutex) = static_cast<uint32_t>(::getpid()) * 331u % kCount;
+    MutexLock lock(mutex);
     std::vector<uint16_t> ports;
     for (uint32_t tries = 0; ports.size() < count && tries < kCount; ++tries) {
         auto port = static_cast<uint16_t>(kFirst + next);

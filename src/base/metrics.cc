@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/assert.h"
+#include "base/mutex.h"
 
 namespace narad::metrics {
 
@@ -49,7 +50,7 @@ std::vector<double> size_bounds(double max) {
 template <typename Metric>
 Metric& Family<Metric>::with(const Labels& values) {
     NARAD_ASSERT(values.size() == label_names_.size(), "metric label count mismatch");
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto& slot = children_[values];
     if (!slot) {
         if constexpr (std::is_same_v<Metric, Histogram>) {
@@ -69,23 +70,23 @@ std::vector<std::unique_ptr<Metric>>& graveyard() {
     static auto* g = new std::vector<std::unique_ptr<Metric>>();
     return *g;
 }
-std::mutex graveyard_mutex;
+Mutex graveyard_mutex;
 }  // namespace
 
 template <typename Metric>
 void Family<Metric>::remove(const Labels& values) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = children_.find(values);
     if (it == children_.end()) return;
-    std::lock_guard g(graveyard_mutex);
+    MutexLock g(graveyard_mutex);
     graveyard<Metric>().push_back(std::move(it->second));
     children_.erase(it);
 }
 
 template <typename Metric>
 void Family<Metric>::remove_prefix(const Labels& prefix) {
-    std::lock_guard lock(mutex_);
-    std::lock_guard g(graveyard_mutex);
+    MutexLock lock(mutex_);
+    MutexLock g(graveyard_mutex);
     for (auto it = children_.begin(); it != children_.end();) {
         bool match = prefix.size() <= it->first.size() &&
                      std::equal(prefix.begin(), prefix.end(), it->first.begin());
@@ -122,7 +123,7 @@ template <typename Metric>
 Family<Metric>& Registry::get_or_create(const std::string& name, const std::string& help,
                                         const char* type, std::vector<std::string> label_names,
                                         std::vector<double> bounds) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto& slot = families_[name];
     if (!slot) {
         slot = std::make_unique<FamilyBase>();
@@ -160,15 +161,15 @@ Family<Histogram>& Registry::histogram(const std::string& name, const std::strin
 }
 
 uint64_t Registry::add_collector(Collector collector) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     uint64_t id = next_collector_id_++;
     collectors_[id] = std::move(collector);
     return id;
 }
 
 void Registry::remove_collector(uint64_t id) {
-    std::lock_guard render_lock(render_mutex_);
-    std::lock_guard lock(mutex_);
+    MutexLock render_lock(render_mutex_);
+    MutexLock lock(mutex_);
     collectors_.erase(id);
 }
 
@@ -231,16 +232,16 @@ void append_labels(std::string& out, const std::vector<std::string>& names, cons
 }  // namespace
 
 std::string Registry::render() {
-    std::lock_guard render_lock(render_mutex_);
+    MutexLock render_lock(render_mutex_);
     std::vector<Collector> collectors;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         for (auto& [id, c] : collectors_) collectors.push_back(c);
     }
     for (auto& c : collectors) c();
 
     std::string out;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (auto& entry : families_) {
         // Named, not a structured binding: a lambda below captures them, which clang 14 (the
         // thread-safety check's compiler) does not accept of bindings.

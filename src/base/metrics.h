@@ -9,9 +9,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace narad::metrics {
 
@@ -99,11 +100,11 @@ class Registry {
 
   private:
     struct FamilyBase;
-    std::mutex mutex_;
-    std::map<std::string, std::unique_ptr<FamilyBase>> families_;  // GUARDED_BY(mutex_)
-    std::map<uint64_t, Collector> collectors_;                     // GUARDED_BY(mutex_)
-    uint64_t next_collector_id_ = 1;                               // GUARDED_BY(mutex_)
-    std::mutex render_mutex_;  // one render at a time: collectors are not reentrant
+    Mutex mutex_;
+    std::map<std::string, std::unique_ptr<FamilyBase>> families_ GUARDED_BY(mutex_);
+    std::map<uint64_t, Collector> collectors_ GUARDED_BY(mutex_);
+    uint64_t next_collector_id_ GUARDED_BY(mutex_) = 1;
+    Mutex render_mutex_;  // one render at a time: collectors are not reentrant
 
     template <typename Metric>
     Family<Metric>& get_or_create(const std::string& name, const std::string& help,
@@ -130,15 +131,15 @@ class Family {
     const std::vector<std::string>& label_names() const { return label_names_; }
     template <typename Fn>
     void for_each(Fn&& fn) const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         for (const auto& [labels, metric] : children_) fn(labels, *metric);
     }
 
   private:
     std::vector<std::string> label_names_;
     std::vector<double> bounds_;
-    mutable std::mutex mutex_;
-    std::map<Labels, std::unique_ptr<Metric>> children_;  // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    std::map<Labels, std::unique_ptr<Metric>> children_ GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::metrics

@@ -1,5 +1,6 @@
 #include "base/periodic.h"
 
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 
 namespace narad {
@@ -10,7 +11,7 @@ PeriodicTask::PeriodicTask(std::string name, Millis interval, std::function<void
 PeriodicTask::~PeriodicTask() { stop(); }
 
 void PeriodicTask::start() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (thread_.joinable()) return;
     stopping_ = false;
     thread_ = named_thread(name_, [this] { loop(); });
@@ -18,7 +19,7 @@ void PeriodicTask::start() {
 
 void PeriodicTask::stop() {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stopping_ = true;
     }
     wake_.notify_all();
@@ -27,16 +28,16 @@ void PeriodicTask::stop() {
 
 void PeriodicTask::run_now() {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         run_early_ = true;
     }
     wake_.notify_all();
 }
 
 void PeriodicTask::loop() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     while (!stopping_) {
-        wake_.wait_for(lock, interval_, [&] { return stopping_ || run_early_; });
+        wake_.wait_for(lock, interval_, [&]() REQUIRES(mutex_) { return stopping_ || run_early_; });
         if (stopping_) break;
         run_early_ = false;
         lock.unlock();

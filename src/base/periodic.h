@@ -3,13 +3,12 @@
 // an extra pass immediately. Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 
 namespace narad {
 
@@ -30,10 +29,10 @@ class PeriodicTask {
     std::string name_;
     Millis interval_;
     std::function<void()> pass_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;   // GUARDED_BY(mutex_)
-    bool run_early_ = false;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    CondVar wake_;
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    bool run_early_ GUARDED_BY(mutex_) = false;
     std::thread thread_;
 };
 

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace narad {
 
@@ -31,7 +32,7 @@ ThreadPool::~ThreadPool() { stop(); }
 
 ThreadPool::Posted ThreadPool::post(std::function<void()> task) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (stopping_) return Posted::stopping;
         if (tasks_.size() >= max_queued_) return Posted::full;
         tasks_.push_back(std::move(task));
@@ -42,7 +43,7 @@ ThreadPool::Posted ThreadPool::post(std::function<void()> task) {
 
 void ThreadPool::stop() {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (stopping_ && threads_.empty()) return;
         stopping_ = true;
     }
@@ -57,8 +58,8 @@ void ThreadPool::run() {
     for (;;) {
         std::function<void()> task;
         {
-            std::unique_lock lock(mutex_);
-            wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+            MutexLock lock(mutex_);
+            wake_.wait(lock, [&]() REQUIRES(mutex_) { return stopping_ || !tasks_.empty(); });
             if (tasks_.empty()) return;  // stopping, and everything queued has run
             task = std::move(tasks_.front());
             tasks_.pop_front();

@@ -5,14 +5,14 @@
 // Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace narad {
 
@@ -57,10 +57,10 @@ class ThreadPool {
 
     std::string name_;
     size_t max_queued_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    std::deque<std::function<void()>> tasks_;  // GUARDED_BY(mutex_)
-    bool stopping_ = false;                    // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    CondVar wake_;
+    std::deque<std::function<void()>> tasks_ GUARDED_BY(mutex_);
+    bool stopping_ GUARDED_BY(mutex_) = false;
     std::vector<std::thread> threads_;
 };
 

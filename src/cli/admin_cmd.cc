@@ -3,10 +3,10 @@
 // of `cluster decommission --wait` (decommission_wait.h).
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "base/duration.h"
+#include "base/mutex.h"
 #include "cli/admin.h"
 #include "cli/calls.h"
 #include "cli/command.h"
@@ -52,7 +52,7 @@ Status run_moves_watch(const AdminFlags& f, CommandEnv& env) {
     std::unique_ptr<InterruptWatcher> watcher;
     if (env.handle_signals) {
         watcher = std::make_unique<InterruptWatcher>([&env] {
-            std::lock_guard lock(env.output.mutex);
+            MutexLock lock(env.output.mutex);
             env.output.out << std::flush;
         });
     }

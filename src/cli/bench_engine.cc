@@ -3,6 +3,8 @@
 #include <limits>
 #include <thread>
 
+#include "base/mutex.h"
+
 namespace narad::cli::bench {
 
 int64_t mono_ns() {
@@ -37,7 +39,7 @@ void OpStats::success(uint64_t messages, int64_t latency_ns, int64_t at_ns) {
 void OpStats::failure(uint64_t messages, std::string_view reason) {
     failed_.fetch_add(messages);
     requests_.fetch_add(1);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++errors_[std::string(reason)];
 }
 
@@ -47,7 +49,7 @@ void OpStats::empty(int64_t latency_ns) {
 }
 
 std::map<std::string, uint64_t> OpStats::errors() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return errors_;
 }
 

@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "cli/bench_histogram.h"
 #include "net/http_client.h"
@@ -63,8 +63,8 @@ class OpStats {
     std::atomic<uint64_t> requests_{0};
     std::atomic<int64_t> last_success_ns_{0};
     LatencyHistogram latency_;
-    mutable std::mutex mutex_;
-    std::map<std::string, uint64_t> errors_;  // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    std::map<std::string, uint64_t> errors_ GUARDED_BY(mutex_);
 };
 
 struct LatencySummary {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/mutex.h"
 #include "cli/moves_watch.h"
 
 namespace narad::cli {
@@ -73,11 +74,11 @@ Status wait_for_decommission(Api& api, Output& output, Sleeper& sleeper, std::st
                           : Result<std::optional<DrainProgress>>(reply.status());
         if (!progress.is_ok()) {
             if (++failures_in_row >= kMaxConsecutivePollFailures) return progress.status();
-            std::lock_guard lock(output.mutex);
+            MutexLock lock(output.mutex);
             output.err << "poll failed: " << progress.status().message() << "\n" << std::flush;
         } else {
             failures_in_row = 0;
-            std::lock_guard lock(output.mutex);
+            MutexLock lock(output.mutex);
             if (!progress->has_value()) {
                 output.out << node << " is decommissioned: it has left the cluster\n" << std::flush;
                 return Status::ok();

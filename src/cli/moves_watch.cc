@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "cli/moves_view.h"
 
 namespace narad::cli {
@@ -60,7 +60,7 @@ Status watch_moves(Api& api, Output& output, Sleeper& sleeper, const Clock& cloc
         }
         const std::string frame = view.frame(frame_options(clock, options));
         {
-            std::lock_guard lock(output.mutex);
+            MutexLock lock(output.mutex);
             if (options.terminal) {
                 output.out << erase_previous_lines(previous_lines) << frame;
             } else {

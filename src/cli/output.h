@@ -5,9 +5,10 @@
 #pragma once
 
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "base/mutex.h"
 
 namespace narad::cli {
 
@@ -29,7 +30,7 @@ struct Output {
     std::ostream& out;
     std::ostream& err;
     Style style;
-    std::mutex mutex;
+    Mutex mutex;
     // Stdout is a terminal that can move its cursor (live views redraw in place). Unlike colour,
     // NO_COLOR does not turn it off. False unless the binary sets it (tests capture to streams).
     bool terminal = false;

@@ -5,8 +5,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
+
+#include "base/mutex.h"
 
 namespace narad::cli {
 
@@ -27,8 +27,8 @@ class RealSleeper final : public Sleeper {
     void stop();
 
   private:
-    std::mutex mutex_;
-    std::condition_variable wake_;  // signalled by stop()
+    Mutex mutex_;
+    CondVar wake_;  // signalled by stop()
     std::atomic<bool> stopped_{false};
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 
+#include "base/mutex.h"
 #include "cli/ack_retry.h"
 #include "cli/calls.h"
 #include "cli/topic_format.h"
@@ -13,14 +14,14 @@ namespace {
 using std::chrono::milliseconds;
 
 void note(SubContext& context, const std::string& text) {
-    std::lock_guard lock(context.output.mutex);
+    MutexLock lock(context.output.mutex);
     context.output.err << context.output.style.dim(text) << '\n' << std::flush;
 }
 
 void print(SubContext& context, const ConsumedMessage& message, bool raw) {
     const std::string text =
         format_message(message, raw, context.output.style, context.utc_offset_s(message.timestamp));
-    std::lock_guard lock(context.output.mutex);
+    MutexLock lock(context.output.mutex);
     context.output.out << text << std::flush;
     ++context.printed;
 }
@@ -183,7 +184,7 @@ Status run_replay(SubContext& context, const SubOptions& options) {
         print(context, **fetched, options.raw);
         ++replayed;
     }
-    std::lock_guard lock(context.output.mutex);
+    MutexLock lock(context.output.mutex);
     context.output.err << replayed << " message(s) replayed from p" << options.partition << " ["
                        << start << ", " << end << ")\n";
     return Status::ok();

@@ -1,6 +1,7 @@
 // `narad sub <topic>` (queue mode or --peek) and `narad replay <topic>`.
 #include <memory>
 
+#include "base/mutex.h"
 #include "cli/command.h"
 #include "cli/interrupt.h"
 #include "cli/sub.h"
@@ -18,7 +19,7 @@ struct SubFlags {
 // Prints "\n<n> message(s)" once, whoever gets there first: the command at its end or the
 // signal thread on Ctrl-C.
 void print_count(Output& output, int64_t count, std::atomic<bool>& reported) {
-    std::lock_guard lock(output.mutex);
+    MutexLock lock(output.mutex);
     if (reported.exchange(true)) return;
     output.out << std::flush;
     output.err << "\n" << count << " message(s)\n" << std::flush;

@@ -3,10 +3,10 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "cluster/controller.h"
 #include "cluster/membership.h"
 #include "meta/codec.h"
@@ -471,14 +471,14 @@ TEST_F(ClusterEtcdTest, ControllerExportsColocatedChildPartitions) {
 // Rule: an election observer is told the current leader and then each new one, once each.
 TEST_F(ClusterEtcdTest, ObserveReportsEachLeaderOnce) {
     NodeView a(transport_, etcd_.endpoint());
-    std::mutex mutex;
+    Mutex mutex;
     std::vector<std::string> seen;
     auto observer = a.client.observe("/test/election", [&](const meta::LeaderInfo& leader) {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         seen.push_back(leader.value);
     });
     auto seen_count = [&] {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         return seen.size();
     };
     int64_t lease_a = a.client.lease_grant(10).value();
@@ -493,7 +493,7 @@ TEST_F(ClusterEtcdTest, ObserveReportsEachLeaderOnce) {
     second.join();
     ASSERT_TRUE(eventually([&] { return seen_count() == 2; }));
     observer.reset();
-    std::lock_guard lock(mutex);
+    MutexLock lock(mutex);
     EXPECT_EQ(seen, (std::vector<std::string>{"a", "b"}));
 }
 

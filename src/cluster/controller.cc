@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "cluster/placement.h"
 #include "cluster/planner.h"
@@ -49,7 +50,7 @@ void Controller::start() {
 
 void Controller::stop() {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (stopping_ && !thread_.joinable()) return;
         stopping_ = true;
     }
@@ -59,19 +60,19 @@ void Controller::stop() {
 
 void Controller::poke() {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         poked_ = true;
     }
     wake_.notify_all();
 }
 
 void Controller::set_hooks(ControllerHooks hooks) {
-    std::lock_guard lock(hooks_mutex_);
+    MutexLock lock(hooks_mutex_);
     hooks_ = std::move(hooks);
 }
 
 ControllerHooks Controller::hooks() const {
-    std::lock_guard lock(hooks_mutex_);
+    MutexLock lock(hooks_mutex_);
     return hooks_;
 }
 
@@ -85,8 +86,8 @@ bool Controller::should_stand_aside(const meta::MetaState& state) const {
 }
 
 bool Controller::pause(Millis delay) {
-    std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, delay, [&] { return stopping_ || poked_; });
+    MutexLock lock(mutex_);
+    wake_.wait_for(lock, delay, [&]() REQUIRES(mutex_) { return stopping_ || poked_; });
     poked_ = false;
     return !stopping_;
 }
@@ -163,7 +164,7 @@ void Controller::run() {
 bool Controller::campaign(meta::LeaderInfo& leadership) {
     while (true) {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (stopping_) return false;
         }
         int64_t lease = membership_.lease();
@@ -248,7 +249,7 @@ void Controller::note_down_members(const meta::MetaState& state) {
 }
 
 void Controller::rebalance() {
-    std::lock_guard planning(plan_mutex_);
+    MutexLock planning(plan_mutex_);
     auto view = store_.sync();
     if (!view.is_ok()) {
         NARAD_LOG_WARN("controller: no linearizable view to plan moves from: {}",

@@ -39,14 +39,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "cluster/decommission.h"
 #include "cluster/membership.h"
 #include "meta/etcd_meta_store.h"
@@ -141,14 +140,14 @@ class Controller {
     std::map<NodeId, std::set<std::string>> logged_decommission_;
     // Decommissioned nodes whose etcd member is still to go, since when (controller thread only).
     std::map<NodeId, MonoTime> departed_since_;
-    mutable std::mutex hooks_mutex_;
-    ControllerHooks hooks_;                 // GUARDED_BY(hooks_mutex_)
-    std::mutex plan_mutex_;                 // one planner pass at a time
+    mutable Mutex hooks_mutex_;
+    ControllerHooks hooks_ GUARDED_BY(hooks_mutex_);
+    Mutex plan_mutex_;                      // one planner pass at a time
     uint64_t planned_members_version_ = 0;  // only touched by the controller thread
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;  // GUARDED_BY(mutex_)
-    bool poked_ = false;     // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    CondVar wake_;
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    bool poked_ GUARDED_BY(mutex_) = false;
     std::thread thread_;
 };
 

@@ -1,6 +1,7 @@
 #include "cluster/membership.h"
 
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace narad::cluster {
 
@@ -26,7 +27,7 @@ Membership::~Membership() { stop(); }
 Status Membership::start() {
     NARAD_RETURN_IF_ERROR(store_.put_member(self_).with_context("registering this node"));
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         NARAD_RETURN_IF_ERROR(attach(Resync::no).with_context("writing this node's liveness key"));
     }
     keeper_ = std::make_unique<PeriodicTask>("narad-liveness", options_.keep_alive_interval,
@@ -38,7 +39,7 @@ Status Membership::start() {
 void Membership::stop() {
     if (keeper_) keeper_->stop();
     keeper_.reset();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     int64_t lease = lease_.exchange(0);
     valid_until_ns_ = 0;
     if (lease == 0) return;
@@ -72,7 +73,7 @@ Status Membership::attach(Resync resync) {
 }
 
 void Membership::keep_alive() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     int64_t lease = lease_.load();
     if (lease != 0) {
         MonoTime sent = clock_.now();

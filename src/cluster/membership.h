@@ -17,8 +17,8 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "base/periodic.h"
 #include "meta/etcd_meta_store.h"
 
@@ -55,7 +55,7 @@ class Membership {
     // Grants a lease and writes the liveness key under it; with Resync::yes (a lost lease
     // replaced) the self-fence opens only once the replica has caught up (EtcdMetaStore::sync).
     enum class Resync { no, yes };
-    Status attach(Resync resync);
+    Status attach(Resync resync) REQUIRES(mutex_);
     void keep_alive();
 
     // Records a grant or keep-alive sent at `sent` and acknowledged with `ttl_seconds`.
@@ -65,11 +65,11 @@ class Membership {
     Clock& clock_;
     meta::MemberInfo self_;
     MembershipOptions options_;
-    std::mutex mutex_;  // serializes attach/keep_alive/stop
+    Mutex mutex_;  // serializes attach/keep_alive/stop
     std::atomic<int64_t> lease_{0};
     std::atomic<uint64_t> generation_{0};
     std::atomic<int64_t> valid_until_ns_{0};  // steady-clock nanoseconds
-    bool resync_pending_ = false;             // GUARDED_BY(mutex_)
+    bool resync_pending_ GUARDED_BY(mutex_) = false;
     std::unique_ptr<PeriodicTask> keeper_;
 };
 

@@ -1,9 +1,7 @@
 #include "fanout/engine.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
@@ -11,6 +9,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "fanout/cursor_file.h"
 #include "io/file_system.h"
@@ -127,13 +126,13 @@ class FanoutEngine::Impl {
 
     void start() {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (running_) return;
             running_ = true;
             stopping_ = false;
         }
         watch_id_ = store_.watch([this](const meta::MetaSnapshot& snapshot) {
-            std::lock_guard guard(mutex_);
+            MutexLock guard(mutex_);
             if (snapshot->topics_version == seen_topics_version_ &&
                 snapshot->assignments_version == seen_assignments_version_) {
                 return;
@@ -150,7 +149,7 @@ class FanoutEngine::Impl {
 
     void stop() {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (!running_) return;
             stopping_ = true;
             cv_.notify_all();
@@ -158,7 +157,7 @@ class FanoutEngine::Impl {
         store_.unwatch(watch_id_);
         for (std::thread& thread : threads_) thread.join();
         threads_.clear();
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         for (auto& [key, link] : links_) forget_metrics(key);
         links_.clear();
         retiring_.clear();
@@ -166,7 +165,7 @@ class FanoutEngine::Impl {
     }
 
     void on_append(const std::string& topic, PartitionId partition) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         bool woke = false;
         for (auto it = links_.lower_bound(LinkKey{topic, partition, ""});
              it != links_.end() && it->first.parent == topic && it->first.partition == partition;
@@ -186,7 +185,7 @@ class FanoutEngine::Impl {
     }
 
     std::vector<CursorStat> cursor_stats(std::string_view parent) const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         std::vector<CursorStat> stats;
         for (const auto& [key, link] : links_) {
             if (parent.empty() || key.parent == parent) stats.push_back(link->published);
@@ -195,7 +194,7 @@ class FanoutEngine::Impl {
     }
 
     void poke() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         reconcile_wanted_ = true;
         for (auto& [key, link] : links_) {
             if (!link->busy) link->due = std::min(link->due, clock_.now());
@@ -206,14 +205,14 @@ class FanoutEngine::Impl {
 
   private:
     void reconcile_loop() {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         while (!stopping_) {
             reconcile_wanted_ = false;
             lock.unlock();
             reconcile();
             lock.lock();
             clock_.wait_for(lock, cv_, options_.reconcile_interval,
-                            [this] { return stopping_ || reconcile_wanted_; });
+                            [this]() REQUIRES(mutex_) { return stopping_ || reconcile_wanted_; });
         }
     }
 
@@ -235,7 +234,7 @@ class FanoutEngine::Impl {
                 }
             }
         }
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         seen_topics_version_ = snapshot->topics_version;
         seen_assignments_version_ = snapshot->assignments_version;
         for (auto it = links_.begin(); it != links_.end();) {
@@ -278,7 +277,7 @@ class FanoutEngine::Impl {
     }
 
     void work_loop() {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         while (!stopping_) {
             std::shared_ptr<Link> chosen;
             MonoTime now = clock_.now();
@@ -293,8 +292,9 @@ class FanoutEngine::Impl {
             }
             if (!chosen) {
                 uint64_t seen = wake_generation_;
-                clock_.wait_until(lock, cv_, earliest,
-                                  [&] { return stopping_ || wake_generation_ != seen; });
+                clock_.wait_until(lock, cv_, earliest, [&]() REQUIRES(mutex_) {
+                    return stopping_ || wake_generation_ != seen;
+                });
                 continue;
             }
             chosen->busy = true;
@@ -319,7 +319,7 @@ class FanoutEngine::Impl {
         int64_t lag =
             static_cast<int64_t>(high_watermark.value()) - static_cast<int64_t>(link.next.value());
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (link.stopped) return;
             link.published.next = link.next;
             link.published.high_watermark = high_watermark;
@@ -554,16 +554,16 @@ class FanoutEngine::Impl {
     storage::PartitionCommitter& committer_;
     FanoutOptions options_;
 
-    mutable std::mutex mutex_;
-    std::condition_variable cv_;
-    std::map<LinkKey, std::shared_ptr<Link>> links_;  // GUARDED_BY(mutex_)
-    std::set<LinkKey> retiring_;        // GUARDED_BY(mutex_) stopped links still in their last step
-    bool running_ = false;              // GUARDED_BY(mutex_)
-    bool stopping_ = false;             // GUARDED_BY(mutex_)
-    bool reconcile_wanted_ = false;     // GUARDED_BY(mutex_)
-    uint64_t wake_generation_ = 0;      // GUARDED_BY(mutex_)
-    uint64_t seen_topics_version_ = 0;  // GUARDED_BY(mutex_)
-    uint64_t seen_assignments_version_ = 0;  // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    CondVar cv_;
+    std::map<LinkKey, std::shared_ptr<Link>> links_ GUARDED_BY(mutex_);
+    std::set<LinkKey> retiring_ GUARDED_BY(mutex_);  // stopped links still in their last step
+    bool running_ GUARDED_BY(mutex_) = false;
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    bool reconcile_wanted_ GUARDED_BY(mutex_) = false;
+    uint64_t wake_generation_ GUARDED_BY(mutex_) = 0;
+    uint64_t seen_topics_version_ GUARDED_BY(mutex_) = 0;
+    uint64_t seen_assignments_version_ GUARDED_BY(mutex_) = 0;
     uint64_t watch_id_ = 0;
     std::vector<std::thread> threads_;
 };

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "base/checksum.h"
+#include "base/mutex.h"
 #include "fanout/cursor_file.h"
 #include "io/fault_injection_fs.h"
 #include "meta/fake_meta_store.h"
@@ -25,7 +26,7 @@ class LogCommitter final : public storage::PartitionCommitter {
     Status commit(const std::string& topic, const std::string&, PartitionId partition,
                   std::span<const storage::Record> records) override {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             ++calls_;
             if (down_.count(partition.value()) > 0) {
                 return Status(Errc::unavailable, "child partition owner is down");
@@ -38,7 +39,7 @@ class LogCommitter final : public storage::PartitionCommitter {
         return log->append(stamped).status();
     }
     void set_down(uint32_t partition, bool down) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (down) {
             down_.insert(partition);
         } else {
@@ -46,14 +47,14 @@ class LogCommitter final : public storage::PartitionCommitter {
         }
     }
     int calls() const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return calls_;
     }
 
   private:
     storage::LogManager& logs_;
     Clock& clock_;
-    mutable std::mutex mutex_;
+    mutable Mutex mutex_;
     std::set<uint32_t> down_;
     int calls_ = 0;
 };
@@ -87,7 +88,7 @@ class FanoutEngineTest : public ::testing::Test {
         options.linger = Millis(0);
         options.owns = [](const meta::MetaState&, std::string_view, PartitionId) { return true; };
         options.installed_links = [this](std::string_view, PartitionId) {
-            std::lock_guard lock(marker_mutex_);
+            MutexLock lock(marker_mutex_);
             return marker_links_;
         };
         engine_ = std::make_unique<FanoutEngine>(clock_, fs_, store_, logs_, committer_, options);
@@ -154,7 +155,7 @@ class FanoutEngineTest : public ::testing::Test {
     meta::FakeMetaStore store_;
     storage::LogManager logs_{io::posix_file_system(), clock_, dir_.path(), storage::LogOptions{}};
     LogCommitter committer_{logs_, clock_};
-    std::mutex marker_mutex_;
+    Mutex marker_mutex_;
     std::vector<LinkRef> marker_links_;
     std::unique_ptr<FanoutEngine> engine_;
 };
@@ -307,7 +308,7 @@ TEST_F(FanoutEngineTest, MissingCursorOfAnInstalledLinkResumesFromTheOldest) {
     for (int i = 0; i < 4; ++i) produce(0, "k" + std::to_string(i), "old");
     attach("epoch-1");
     {
-        std::lock_guard lock(marker_mutex_);
+        MutexLock lock(marker_mutex_);
         marker_links_ = {LinkRef{"copy", "epoch-1"}};
     }
     start();

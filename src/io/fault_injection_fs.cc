@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/mutex.h"
+
 namespace narad::io {
 
 class FaultInjectionFileSystem::TrackedFile final : public File {
@@ -64,29 +66,29 @@ class FaultInjectionFileSystem::TrackedFile final : public File {
 };
 
 void FaultInjectionFileSystem::fail(FsOp op, std::string path_part, int count, Errc code) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     failures_.push_back(Failure{op, std::move(path_part), count, code});
 }
 
 void FaultInjectionFileSystem::tear_next_write(std::string path_part, size_t keep_bytes) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     tears_.emplace_back(std::move(path_part), keep_bytes);
 }
 
 void FaultInjectionFileSystem::heal() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     failures_.clear();
     tears_.clear();
 }
 
 int FaultInjectionFileSystem::count(FsOp op) const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = counts_.find(op);
     return it == counts_.end() ? 0 : it->second;
 }
 
 Status FaultInjectionFileSystem::check(FsOp op, const std::string& path) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++counts_[op];
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
         if (it->op != op || path.find(it->path_part) == std::string::npos) continue;
@@ -98,7 +100,7 @@ Status FaultInjectionFileSystem::check(FsOp op, const std::string& path) {
 }
 
 size_t FaultInjectionFileSystem::take_tear(const std::string& path) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (auto it = tears_.begin(); it != tears_.end(); ++it) {
         if (path.find(it->first) == std::string::npos) continue;
         size_t keep = it->second;
@@ -109,12 +111,12 @@ size_t FaultInjectionFileSystem::take_tear(const std::string& path) {
 }
 
 void FaultInjectionFileSystem::note_synced(const std::string& path, uint64_t size) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     synced_size_[path] = size;
 }
 
 void FaultInjectionFileSystem::note_written(const std::string& path) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     synced_size_.try_emplace(path, UINT64_MAX);  // UINT64_MAX: written, size at open not yet known
 }
 
@@ -126,7 +128,7 @@ Result<std::unique_ptr<File>> FaultInjectionFileSystem::open(const std::string& 
     NARAD_ASSIGN_OR_RETURN(auto file, base_.open(path, options));
     if (options.write) {
         NARAD_ASSIGN_OR_RETURN(uint64_t size, file->size());
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto [it, inserted] = synced_size_.try_emplace(path, size);
         if (!inserted && it->second == UINT64_MAX) it->second = size;
         if (!existed) {
@@ -144,7 +146,7 @@ Status FaultInjectionFileSystem::rename(const std::string& from, const std::stri
     NARAD_RETURN_IF_ERROR(check(FsOp::rename, from));
     PendingRename pending{from, to, ""};
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (base_.exists(to) && !base_.stat(to)->is_directory) {
             pending.backup = to + ".fault-backup-" + std::to_string(++backup_sequence_);
             if (::link(to.c_str(), pending.backup.c_str()) != 0) {
@@ -153,7 +155,7 @@ Status FaultInjectionFileSystem::rename(const std::string& from, const std::stri
         }
     }
     NARAD_RETURN_IF_ERROR(base_.rename(from, to));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // The renamed file carries its sync state to its new name.
     if (auto it = synced_size_.find(from); it != synced_size_.end()) {
         synced_size_[to] = it->second;
@@ -168,7 +170,7 @@ Status FaultInjectionFileSystem::remove(const std::string& path) {
     auto entered = enter();
     NARAD_RETURN_IF_ERROR(check(FsOp::remove, path));
     NARAD_RETURN_IF_ERROR(base_.remove(path));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     synced_size_.erase(path);
     unsynced_creates_.erase(path);
     return Status::ok();
@@ -178,7 +180,7 @@ Status FaultInjectionFileSystem::remove_all(const std::string& path) {
     auto entered = enter();
     NARAD_RETURN_IF_ERROR(check(FsOp::remove, path));
     NARAD_RETURN_IF_ERROR(base_.remove_all(path));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::string prefix = path + "/";
     std::erase_if(synced_size_,
                   [&](const auto& e) { return e.first == path || e.first.starts_with(prefix); });
@@ -196,7 +198,7 @@ Status FaultInjectionFileSystem::sync_directory(const std::string& path) {
     auto entered = enter();
     NARAD_RETURN_IF_ERROR(check(FsOp::sync_directory, path));
     NARAD_RETURN_IF_ERROR(base_.sync_directory(path));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::erase_if(unsynced_creates_, [&](const std::string& p) { return parent_path(p) == path; });
     std::vector<PendingRename> still_pending;
     for (auto& pending : pending_renames_) {
@@ -228,12 +230,14 @@ Result<SpaceInfo> FaultInjectionFileSystem::space(const std::string& path) {
     return base_.space(path);
 }
 
-std::shared_lock<std::shared_mutex> FaultInjectionFileSystem::enter() const {
+// Neither enter() nor crash() can be followed by the analysis: after a crash both block on, or
+// take, locks that are never released, on purpose.
+std::shared_lock<SharedMutex> FaultInjectionFileSystem::enter() const NO_THREAD_SAFETY_ANALYSIS {
     if (crashing_.load()) crash_mutex_.lock();  // blocks forever: the crash holds it
     return std::shared_lock(gate_);
 }
 
-Status FaultInjectionFileSystem::crash() {
+Status FaultInjectionFileSystem::crash() NO_THREAD_SAFETY_ANALYSIS {
     crash_mutex_.lock();  // never unlocked
     crashing_ = true;
     gate_.lock();  // never unlocked: nothing after the crash point reaches the disk
@@ -246,7 +250,7 @@ Status FaultInjectionFileSystem::drop_unsynced_data() {
 }
 
 Status FaultInjectionFileSystem::drop_unsynced_locked() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // Undo renames no directory sync covered, newest first.
     for (auto it = pending_renames_.rbegin(); it != pending_renames_.rend(); ++it) {
         if (base_.exists(it->to)) NARAD_RETURN_IF_ERROR(base_.rename(it->to, it->from));

@@ -7,12 +7,12 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "io/file_system.h"
 
 namespace narad::io {
@@ -41,7 +41,7 @@ class FaultInjectionFileSystem final : public FileSystem {
     Status crash();
     // Bytes the crashes so far dropped (cut off files and unsynced creates).
     uint64_t dropped_bytes() const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return dropped_bytes_;
     }
 
@@ -86,22 +86,22 @@ class FaultInjectionFileSystem final : public FileSystem {
 
     // Held shared by every operation and exclusively by crash(), which never releases it; once a
     // crash has begun, an operation that has not entered yet blocks forever.
-    std::shared_lock<std::shared_mutex> enter() const;
+    std::shared_lock<SharedMutex> enter() const;
 
     FileSystem& base_;
-    mutable std::shared_mutex gate_;
-    mutable std::mutex crash_mutex_;  // locked by crash() and never unlocked
+    mutable SharedMutex gate_;
+    mutable Mutex crash_mutex_;  // locked by crash() and never unlocked
     std::atomic<bool> crashing_{false};
-    mutable std::mutex mutex_;
-    std::vector<Failure> failures_;                      // GUARDED_BY(mutex_)
-    std::vector<std::pair<std::string, size_t>> tears_;  // GUARDED_BY(mutex_)
-    std::map<std::string, uint64_t> synced_size_;        // GUARDED_BY(mutex_) files written to
-    std::set<std::string> unsynced_creates_;             // GUARDED_BY(mutex_) entry not yet durable
-    std::vector<PendingRename> pending_renames_;         // GUARDED_BY(mutex_)
-    std::map<FsOp, int> counts_;                         // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    std::vector<Failure> failures_ GUARDED_BY(mutex_);
+    std::vector<std::pair<std::string, size_t>> tears_ GUARDED_BY(mutex_);
+    std::map<std::string, uint64_t> synced_size_ GUARDED_BY(mutex_);  // files written to
+    std::set<std::string> unsynced_creates_ GUARDED_BY(mutex_);       // entry not yet durable
+    std::vector<PendingRename> pending_renames_ GUARDED_BY(mutex_);
+    std::map<FsOp, int> counts_ GUARDED_BY(mutex_);
     std::atomic<uint64_t> bytes_read_{0};
-    int backup_sequence_ = 0;     // GUARDED_BY(mutex_)
-    uint64_t dropped_bytes_ = 0;  // GUARDED_BY(mutex_)
+    int backup_sequence_ GUARDED_BY(mutex_) = 0;
+    uint64_t dropped_bytes_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace narad::io

@@ -2,14 +2,13 @@
 // (/v3/election/observe), which sends the current leader at once and then every new one. After a
 // break it reopens the stream on the next endpoint (backing off up to a second); the stream starts
 // again with the current leader, so a leader already reported is not reported twice.
-#include <condition_variable>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/json_scan.h"
 #include "base/json_text.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "meta/etcd_client.h"
 #include "meta/etcd_client_json.h"
@@ -37,7 +36,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
 
     ~ObserveImpl() override {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             stopping_ = true;
             if (stream_) stream_->cancel();
         }
@@ -47,7 +46,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
 
   private:
     bool stopping() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return stopping_;
     }
 
@@ -59,8 +58,8 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
             NARAD_LOG_DEBUG("election observe of {} ended ({}); reopening", election_,
                             ended.to_string());
             endpoint_ = (endpoint_ + 1) % options_.endpoints.size();
-            std::unique_lock lock(mutex_);
-            wake_.wait_for(lock, backoff, [&] { return stopping_; });
+            MutexLock lock(mutex_);
+            wake_.wait_for(lock, backoff, [&]() REQUIRES(mutex_) { return stopping_; });
             backoff = std::min(backoff * 2, kBackoffMax);
         }
     }
@@ -72,13 +71,13 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
                                              request.dump(), options_.connect_timeout);
         if (!opened.is_ok()) return opened.status();
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (stopping_) return Status(Errc::shutting_down, "stopping");
             stream_ = std::move(*opened);
         }
         Status ended;
         while (!stopping()) {
-            auto line = stream_->next(kPoll);
+            auto line = stream()->next(kPoll);
             if (!line.is_ok()) {
                 if (line.code() == Errc::timeout) continue;
                 ended = line.status();
@@ -94,7 +93,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
             last_revision_ = leader->create_revision;
             on_leader_(*leader);
         }
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stream_.reset();
         return ended;
     }
@@ -119,10 +118,16 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
     std::function<void(const LeaderInfo&)> on_leader_;
     std::string last_key_;       // only touched by the observer thread
     int64_t last_revision_ = 0;  // only touched by the observer thread
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;               // GUARDED_BY(mutex_)
-    std::unique_ptr<EtcdStream> stream_;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    CondVar wake_;
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    // The open stream, if any. Only this object's thread replaces it (stop() cancels it under
+    // the lock), so that thread may go on using the pointer once it has read it.
+    EtcdStream* stream() EXCLUDES(mutex_) {
+        MutexLock lock(mutex_);
+        return stream_.get();
+    }
+    std::unique_ptr<EtcdStream> stream_ GUARDED_BY(mutex_);
     std::thread thread_;
 };
 

@@ -4,13 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "base/json_text.h"
+#include "base/mutex.h"
 #include "meta/etcd_client_json.h"
 
 namespace narad::meta {
@@ -24,7 +23,7 @@ std::string b64(std::string_view s) { return base64_encode(s); }
 class FakeStream final : public EtcdStream {
   public:
     Result<std::string> next(Millis timeout) override {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         if (!ready_.wait_for(lock, timeout, [&] { return !lines_.empty() || closed_; })) {
             return Status(Errc::timeout, "nothing yet");
         }
@@ -38,20 +37,20 @@ class FakeStream final : public EtcdStream {
     void cancel() override { close(); }
 
     void push(std::string line) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         lines_.push_back(std::move(line));
         ready_.notify_all();
     }
     // Breaks the stream once the lines already pushed were read.
     void close() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         closed_ = true;
         ready_.notify_all();
     }
 
   private:
-    std::mutex mutex_;
-    std::condition_variable ready_;
+    Mutex mutex_;
+    CondVar ready_;
     std::deque<std::string> lines_;
     bool closed_ = false;
 };
@@ -70,7 +69,7 @@ class FakeTransport final : public EtcdTransport {
                        Millis) override {
         Call call{endpoint, std::string(path), std::string(body)};
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             calls.push_back(call);
         }
         return handler(call);
@@ -79,7 +78,7 @@ class FakeTransport final : public EtcdTransport {
     Result<std::unique_ptr<EtcdStream>> open_stream(const std::string& endpoint,
                                                     std::string_view path, std::string_view body,
                                                     Millis) override {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         stream_requests.push_back({endpoint, std::string(path), std::string(body)});
         opened_.notify_all();
         if (streams.empty()) return Status(Errc::peer_error, "no stream scripted");
@@ -90,12 +89,12 @@ class FakeTransport final : public EtcdTransport {
 
     // Waits until `count` streams were requested.
     bool wait_stream_requests(size_t count) {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         return opened_.wait_for(lock, kWait, [&] { return stream_requests.size() >= count; });
     }
 
-    std::mutex mutex_;
-    std::condition_variable opened_;
+    Mutex mutex_;
+    CondVar opened_;
     std::vector<Call> calls;
     std::vector<Call> stream_requests;
     std::deque<std::shared_ptr<FakeStream>> streams;  // handed out in order
@@ -419,17 +418,17 @@ TEST(EtcdClientTest, PrefixEndIncrementsTheLastByteBelow0xff) {
 }
 
 struct Collected {
-    std::mutex mutex;
-    std::condition_variable changed;
+    Mutex mutex;
+    CondVar changed;
     std::vector<int64_t> revisions;  // of every delivered event, in order
     std::vector<Status> errors;
 
     bool wait_events(size_t count) {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         return changed.wait_for(lock, kWait, [&] { return revisions.size() >= count; });
     }
     bool wait_error() {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         return changed.wait_for(lock, kWait, [&] { return !errors.empty(); });
     }
 };
@@ -447,12 +446,12 @@ TEST(EtcdClientTest, WatchResumesAfterABrokenStreamWithoutLossOrRepeat) {
     auto watch = client.watch(
         "k", "", 0,
         [&](const WatchBatch& batch) {
-            std::lock_guard lock(got.mutex);
+            MutexLock lock(got.mutex);
             for (const auto& e : batch.events) got.revisions.push_back(e.kv.mod_revision);
             got.changed.notify_all();
         },
         [&](const Status& status) {
-            std::lock_guard lock(got.mutex);
+            MutexLock lock(got.mutex);
             got.errors.push_back(status);
             got.changed.notify_all();
         });
@@ -462,7 +461,7 @@ TEST(EtcdClientTest, WatchResumesAfterABrokenStreamWithoutLossOrRepeat) {
     first->close();
     ASSERT_TRUE(transport.wait_stream_requests(2));
     {
-        std::lock_guard lock(transport.mutex_);
+        MutexLock lock(transport.mutex_);
         const auto& body = transport.stream_requests[1].body;
         EXPECT_NE(body.find(R"("start_revision":"8")"), std::string::npos) << body;
         EXPECT_EQ(transport.stream_requests[1].endpoint, "http://b:2");  // cycles endpoints
@@ -473,7 +472,7 @@ TEST(EtcdClientTest, WatchResumesAfterABrokenStreamWithoutLossOrRepeat) {
     second->push(events(9, {event_json(9, "k", "d")}));
     ASSERT_TRUE(got.wait_events(4));
     watch->reset();
-    std::lock_guard lock(got.mutex);
+    MutexLock lock(got.mutex);
     EXPECT_EQ(got.revisions, (std::vector<int64_t>{6, 7, 8, 9}));
     EXPECT_TRUE(got.errors.empty());
 }
@@ -490,7 +489,7 @@ TEST(EtcdClientTest, WatchOnCompactedHistoryReportsGoneOnce) {
     auto watch = client.watch(
         "k", "", 3, [&](const WatchBatch&) {},
         [&](const Status& status) {
-            std::lock_guard lock(got.mutex);
+            MutexLock lock(got.mutex);
             got.errors.push_back(status);
             got.changed.notify_all();
         });
@@ -498,7 +497,7 @@ TEST(EtcdClientTest, WatchOnCompactedHistoryReportsGoneOnce) {
     ASSERT_TRUE(got.wait_error());
     EXPECT_NE(transport.stream_requests[0].body.find(R"("start_revision":"3")"), std::string::npos);
     watch->reset();  // joins the thread: no more callbacks after this
-    std::lock_guard lock(got.mutex);
+    MutexLock lock(got.mutex);
     ASSERT_EQ(got.errors.size(), 1u);
     EXPECT_EQ(got.errors[0].code(), Errc::gone);
     EXPECT_EQ(transport.stream_requests.size(), 1u);  // never reopened

@@ -8,14 +8,13 @@
 // across batches, so after a disconnect the new stream starts at last_ + 1, and any event at or
 // below last_ is dropped in case a member sends one again.
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
 #include "base/json_text.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "meta/etcd_client.h"
 #include "meta/etcd_client_json.h"
@@ -49,7 +48,7 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
 
     ~WatchImpl() override {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             stopping_ = true;
             if (stream_) stream_->cancel();
         }
@@ -86,14 +85,14 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
             transport_.open_stream(endpoint, "/v3/watch", body.dump(), options_.connect_timeout);
         if (!opened.is_ok()) return opened.status();
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (stopping_) return Status(Errc::shutting_down, "watch cancelled");
             stream_ = std::move(opened).value();
         }
         created_ = false;
         // The confirmation (or an error) comes first.
         while (!created_) {
-            auto line = stream_->next(options_.call_timeout);
+            auto line = stream()->next(options_.call_timeout);
             if (!line.is_ok()) {
                 close_stream();
                 return line.status().with_context("opening a watch on " + endpoint);
@@ -108,7 +107,7 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
     }
 
     void close_stream() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stream_.reset();
     }
 
@@ -148,18 +147,18 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
     }
 
     bool wait_backoff(Millis delay) {
-        std::unique_lock lock(mutex_);
-        return !wake_.wait_for(lock, delay, [this] { return stopping_; });
+        MutexLock lock(mutex_);
+        return !wake_.wait_for(lock, delay, [this]() REQUIRES(mutex_) { return stopping_; });
     }
 
     void run() {
         Millis backoff = kBackoffFirst;
         while (!finished_) {
             {
-                std::lock_guard lock(mutex_);
+                MutexLock lock(mutex_);
                 if (stopping_) return;
             }
-            if (!stream_) {
+            if (!stream()) {
                 Status opened = open();
                 if (!opened.is_ok()) {
                     if (finished_) break;
@@ -170,7 +169,7 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
                 }
                 continue;
             }
-            auto line = stream_->next(kIdleReopen);
+            auto line = stream()->next(kIdleReopen);
             if (!line.is_ok()) {
                 close_stream();
                 if (line.code() != Errc::timeout) {
@@ -186,7 +185,7 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
         close_stream();
         bool stopping;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             stopping = stopping_;
         }
         if (!stopping) {
@@ -209,10 +208,16 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
     bool created_ = false;
     bool finished_ = false;
 
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;               // GUARDED_BY(mutex_)
-    std::unique_ptr<EtcdStream> stream_;  // GUARDED_BY(mutex_) for writes; read by its thread
+    Mutex mutex_;
+    CondVar wake_;
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    // The open stream, if any. Only this object's thread replaces it (stop() cancels it under
+    // the lock), so that thread may go on using the pointer once it has read it.
+    EtcdStream* stream() EXCLUDES(mutex_) {
+        MutexLock lock(mutex_);
+        return stream_.get();
+    }
+    std::unique_ptr<EtcdStream> stream_ GUARDED_BY(mutex_);  // for writes; read by its thread
     std::thread thread_;
 };
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "meta/codec.h"
 
@@ -31,7 +32,7 @@ class EtcdMetaStore::Replica {
     void stop() {
         std::unique_ptr<EtcdWatch> watch;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             stopped_ = true;
             watch = std::move(watch_);
         }
@@ -41,13 +42,13 @@ class EtcdMetaStore::Replica {
     }
 
     MetaSnapshot snapshot() const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return snapshot_;
     }
 
     Status wait_for_revision(int64_t revision, Millis timeout) {
-        std::unique_lock lock(mutex_);
-        bool reached = changed_.wait_for(lock, timeout, [&] {
+        MutexLock lock(mutex_);
+        bool reached = changed_.wait_for(lock, timeout, [&]() REQUIRES(mutex_) {
             return stopped_ || static_cast<int64_t>(snapshot_->revision) >= revision;
         });
         if (static_cast<int64_t>(snapshot_->revision) >= revision) return Status::ok();
@@ -59,14 +60,14 @@ class EtcdMetaStore::Replica {
     }
 
     uint64_t add_watcher(std::function<void(const MetaSnapshot&)> watcher) {
-        std::lock_guard lock(watchers_mutex_);
+        MutexLock lock(watchers_mutex_);
         uint64_t id = next_watcher_++;
         watchers_[id] = std::move(watcher);
         return id;
     }
 
     void remove_watcher(uint64_t id) {
-        std::lock_guard lock(watchers_mutex_);
+        MutexLock lock(watchers_mutex_);
         watchers_.erase(id);
     }
 
@@ -76,7 +77,7 @@ class EtcdMetaStore::Replica {
         auto range = client_.range_all(keys_.prefix(), EtcdClient::prefix_end(keys_.prefix()));
         if (!range.is_ok()) return range.status().with_context("reading the metastore");
         {
-            std::lock_guard lock(apply_mutex_);
+            MutexLock lock(apply_mutex_);
             auto next = std::make_shared<MetaState>();
             Touched touched{true, true, true, true};
             for (const KeyValue& kv : range->kvs) apply_key(*next, kv.key, &kv.value, touched);
@@ -87,7 +88,7 @@ class EtcdMetaStore::Replica {
             [this](const WatchBatch& batch) { apply(batch); },
             [this](const Status& error) { on_watch_error(error); });
         if (!watch.is_ok()) return watch.status().with_context("watching the metastore");
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (!stopped_) watch_ = std::move(*watch);
         return Status::ok();
     }
@@ -98,16 +99,16 @@ class EtcdMetaStore::Replica {
         NARAD_LOG_WARN("metastore watch ended ({}); reading the metastore again",
                        error.to_string());
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             reload_needed_ = true;
         }
         changed_.notify_all();
     }
 
     void reload_when_needed() {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         while (!stopped_) {
-            changed_.wait(lock, [&] { return stopped_ || reload_needed_; });
+            changed_.wait(lock, [&]() REQUIRES(mutex_) { return stopped_ || reload_needed_; });
             if (stopped_) return;
             std::unique_ptr<EtcdWatch> old = std::move(watch_);
             lock.unlock();
@@ -118,13 +119,14 @@ class EtcdMetaStore::Replica {
                 reload_needed_ = false;
             } else {
                 NARAD_LOG_WARN("re-reading the metastore failed: {}", status.to_string());
-                changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopped_; });
+                changed_.wait_for(lock, std::chrono::seconds(1),
+                                  [&]() REQUIRES(mutex_) { return stopped_; });
             }
         }
     }
 
     void apply(const WatchBatch& batch) {
-        std::lock_guard lock(apply_mutex_);
+        MutexLock lock(apply_mutex_);
         auto next = std::make_shared<MetaState>(*snapshot());
         Touched touched;
         int64_t revision = batch.revision;
@@ -215,8 +217,9 @@ class EtcdMetaStore::Replica {
     }
 
     // Stamps `next` with `revision` and the domain versions, and publishes it to readers and
-    // watchers. Caller holds apply_mutex_.
-    void publish(std::shared_ptr<MetaState> next, int64_t revision, Touched touched) {
+    // watchers.
+    void publish(std::shared_ptr<MetaState> next, int64_t revision, Touched touched)
+        REQUIRES(apply_mutex_) {
         MetaSnapshot previous = snapshot();
         next->revision = static_cast<uint64_t>(std::max<int64_t>(revision, 0));
         next->topics_version = previous->topics_version + (touched.topics ? 1 : 0);
@@ -233,13 +236,13 @@ class EtcdMetaStore::Replica {
         }
         MetaSnapshot published = std::move(next);
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             snapshot_ = published;
         }
         changed_.notify_all();
         std::map<uint64_t, std::function<void(const MetaSnapshot&)>> watchers;
         {
-            std::lock_guard lock(watchers_mutex_);
+            MutexLock lock(watchers_mutex_);
             watchers = watchers_;
         }
         for (auto& [id, watcher] : watchers) watcher(published);
@@ -248,18 +251,18 @@ class EtcdMetaStore::Replica {
     EtcdClient& client_;
     Clock& clock_;
     const Keys& keys_;
-    std::mutex apply_mutex_;  // one batch or reload applied at a time
-    mutable std::mutex mutex_;
-    std::condition_variable changed_;
-    MetaSnapshot snapshot_;             // GUARDED_BY(mutex_)
-    std::unique_ptr<EtcdWatch> watch_;  // GUARDED_BY(mutex_)
-    bool stopped_ = false;              // GUARDED_BY(mutex_)
-    bool reload_needed_ = false;        // GUARDED_BY(mutex_)
+    Mutex apply_mutex_;  // one batch or reload applied at a time
+    mutable Mutex mutex_;
+    CondVar changed_;
+    MetaSnapshot snapshot_ GUARDED_BY(mutex_);
+    std::unique_ptr<EtcdWatch> watch_ GUARDED_BY(mutex_);
+    bool stopped_ GUARDED_BY(mutex_) = false;
+    bool reload_needed_ GUARDED_BY(mutex_) = false;
     std::thread reloader_;
-    std::mutex watchers_mutex_;
-    std::map<uint64_t, std::function<void(const MetaSnapshot&)>>
-        watchers_;               // GUARDED_BY(watchers_mutex_)
-    uint64_t next_watcher_ = 1;  // GUARDED_BY(watchers_mutex_)
+    Mutex watchers_mutex_;
+    std::map<uint64_t, std::function<void(const MetaSnapshot&)>> watchers_
+        GUARDED_BY(watchers_mutex_);
+    uint64_t next_watcher_ GUARDED_BY(watchers_mutex_) = 1;
 };
 
 EtcdMetaStore::EtcdMetaStore(EtcdClient& client, Clock& clock, EtcdMetaStoreOptions options)
@@ -301,12 +304,12 @@ Result<MetaSnapshot> EtcdMetaStore::sync() {
 }
 
 void EtcdMetaStore::set_fence(std::optional<Fence> fence) {
-    std::lock_guard lock(fence_mutex_);
+    MutexLock lock(fence_mutex_);
     fence_ = std::move(fence);
 }
 
 std::optional<Fence> EtcdMetaStore::fence() const {
-    std::lock_guard lock(fence_mutex_);
+    MutexLock lock(fence_mutex_);
     return fence_;
 }
 

@@ -17,14 +17,13 @@
 // on the replica's thread, in revision order, and must not block.
 #pragma once
 
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "meta/etcd_client.h"
 #include "meta/keys.h"
 #include "meta/meta_store.h"
@@ -142,8 +141,8 @@ class EtcdMetaStore final : public MetaStore {
     Clock& clock_;
     EtcdMetaStoreOptions options_;
     Keys keys_;
-    mutable std::mutex fence_mutex_;
-    std::optional<Fence> fence_;  // GUARDED_BY(fence_mutex_)
+    mutable Mutex fence_mutex_;
+    std::optional<Fence> fence_ GUARDED_BY(fence_mutex_);
     std::unique_ptr<Replica> replica_;
 };
 

@@ -18,6 +18,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 
 namespace narad::meta {
@@ -150,18 +151,20 @@ std::string EtcdSupervisor::peer_url() const {
 }
 
 pid_t EtcdSupervisor::pid() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return pid_;
 }
 
 uint64_t EtcdSupervisor::starts() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return starts_;
 }
 
 Status EtcdSupervisor::wait_started(uint64_t count, Millis timeout) {
-    std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, timeout, [&] { return serving_starts_ >= count || stopping_; }) ||
+    MutexLock lock(mutex_);
+    if (!changed_.wait_for(
+            lock, timeout,
+            [&]() REQUIRES(mutex_) { return serving_starts_ >= count || stopping_; }) ||
         serving_starts_ < count) {
         return Status(Errc::timeout, "etcd was not started " + std::to_string(count) +
                                          " times within " + std::to_string(timeout.count()) +
@@ -214,7 +217,7 @@ Status EtcdSupervisor::start() {
     if (options_.data_dir.empty()) return Status(Errc::invalid_argument, "etcd data_dir is empty");
     NARAD_ASSIGN_OR_RETURN(auto binary, find_binary(options_.binary));
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stopping_ = false;
         first_done_ = false;
     }
@@ -225,8 +228,8 @@ Status EtcdSupervisor::start() {
     // The supervising thread forks every child: PR_SET_PDEATHSIG fires when the thread that
     // forked dies, and this one lives until stop().
     thread_ = named_thread("narad-etcd-sup", [this, binary] { supervise(binary); });
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return first_done_; });
+    MutexLock lock(mutex_);
+    changed_.wait(lock, [&]() REQUIRES(mutex_) { return first_done_; });
     Status outcome = first_start_;
     lock.unlock();
     if (!outcome.is_ok()) thread_.join();  // the thread has ended
@@ -236,11 +239,12 @@ Status EtcdSupervisor::start() {
 void EtcdSupervisor::stop() {
     if (!thread_.joinable()) return;
     {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         stopping_ = true;
         if (pid_ != 0) ::kill(pid_, SIGTERM);
         changed_.notify_all();
-        if (!changed_.wait_for(lock, options_.stop_grace, [&] { return pid_ == 0; })) {
+        if (!changed_.wait_for(lock, options_.stop_grace,
+                               [&]() REQUIRES(mutex_) { return pid_ == 0; })) {
             NARAD_LOG_WARN("etcd {} ignored SIGTERM for {} ms; killing it", options_.name,
                            options_.stop_grace.count());
             ::kill(pid_, SIGKILL);
@@ -313,8 +317,8 @@ Status EtcdSupervisor::wait_serving(pid_t child, MonoTime deadline) {
                                              std::to_string(options_.ready_timeout.count()) +
                                              " ms");
         }
-        std::unique_lock lock(mutex_);
-        if (changed_.wait_for(lock, kHealthPoll, [&] { return stopping_; })) {
+        MutexLock lock(mutex_);
+        if (changed_.wait_for(lock, kHealthPoll, [&]() REQUIRES(mutex_) { return stopping_; })) {
             return Status(Errc::shutting_down, "stopping");
         }
     }
@@ -326,7 +330,7 @@ void EtcdSupervisor::supervise(std::string binary) {
     while (true) {
         auto spawned = spawn(binary);
         if (!spawned.is_ok()) {
-            std::unique_lock lock(mutex_);
+            MutexLock lock(mutex_);
             if (first) {
                 first_start_ = spawned.status();
                 first_done_ = true;
@@ -334,13 +338,14 @@ void EtcdSupervisor::supervise(std::string binary) {
                 return;
             }
             NARAD_LOG_ERROR("cannot restart etcd: {}", spawned.status().to_string());
-            if (changed_.wait_for(lock, backoff, [&] { return stopping_; })) return;
+            if (changed_.wait_for(lock, backoff, [&]() REQUIRES(mutex_) { return stopping_; }))
+                return;
             backoff = std::min(backoff * 2, options_.restart_backoff_max);
             continue;
         }
         pid_t child = *spawned;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             pid_ = child;
             ++starts_;
             if (stopping_) ::kill(child, SIGTERM);
@@ -348,7 +353,7 @@ void EtcdSupervisor::supervise(std::string binary) {
         Status serving =
             wait_serving(child, std::chrono::steady_clock::now() + options_.ready_timeout);
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (serving.is_ok()) {
                 ++serving_starts_;
                 backoff = options_.restart_backoff_first;
@@ -370,7 +375,7 @@ void EtcdSupervisor::supervise(std::string binary) {
                errno == EINTR) {
         }
         int status = 0;
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         ::waitpid(child, &status, 0);
         pid_ = 0;
         changed_.notify_all();
@@ -378,7 +383,7 @@ void EtcdSupervisor::supervise(std::string binary) {
         NARAD_LOG_WARN("etcd member {} exited ({}); restarting in {} ms", options_.name,
                        describe_exit(status), backoff.count());
         restarts_metric().inc();
-        if (changed_.wait_for(lock, backoff, [&] { return stopping_; })) return;
+        if (changed_.wait_for(lock, backoff, [&]() REQUIRES(mutex_) { return stopping_; })) return;
         backoff = std::min(backoff * 2, options_.restart_backoff_max);
     }
 }

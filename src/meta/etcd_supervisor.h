@@ -13,15 +13,14 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace narad::meta {
@@ -89,14 +88,14 @@ class EtcdSupervisor {
     Status wait_serving(pid_t child, MonoTime deadline);
 
     const EtcdSupervisorOptions options_;
-    mutable std::mutex mutex_;
-    std::condition_variable changed_;
-    pid_t pid_ = 0;                // GUARDED_BY(mutex_): 0 once reaped
-    uint64_t starts_ = 0;          // GUARDED_BY(mutex_)
-    uint64_t serving_starts_ = 0;  // GUARDED_BY(mutex_)
-    Status first_start_;           // GUARDED_BY(mutex_): the first start's outcome
-    bool first_done_ = false;      // GUARDED_BY(mutex_)
-    bool stopping_ = false;        // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    CondVar changed_;
+    pid_t pid_ GUARDED_BY(mutex_) = 0;  // 0 once reaped
+    uint64_t starts_ GUARDED_BY(mutex_) = 0;
+    uint64_t serving_starts_ GUARDED_BY(mutex_) = 0;
+    Status first_start_ GUARDED_BY(mutex_);  // the first start's outcome
+    bool first_done_ GUARDED_BY(mutex_) = false;
+    bool stopping_ GUARDED_BY(mutex_) = false;
     std::thread thread_;
 };
 

@@ -8,10 +8,10 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "meta/meta_store.h"
 
 namespace narad::meta {
@@ -21,13 +21,13 @@ class FakeMetaStore final : public MetaStore {
     FakeMetaStore() : snapshot_(std::make_shared<const MetaState>()) {}
 
     MetaSnapshot snapshot() const override {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return snapshot_;
     }
 
     // Publishes `state` as the next snapshot (its revision is bumped past the current one).
     void set_state(MetaState state) {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         state.revision = snapshot()->revision + 1;
         publish(std::make_shared<const MetaState>(std::move(state)));
     }
@@ -40,7 +40,7 @@ class FakeMetaStore final : public MetaStore {
     }
 
     Result<Topic> create_topic(Topic topic, std::vector<NodeId> owners) override {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         MetaSnapshot current = snapshot();
         if (current->find_topic(topic.name) != nullptr) {
             return Status(Errc::already_exists, "topic '" + topic.name + "' already exists");
@@ -73,7 +73,7 @@ class FakeMetaStore final : public MetaStore {
     }
 
     Result<Topic> update_topic(Topic topic, std::vector<NodeId> added_owners) override {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         MetaSnapshot current = snapshot();
         const Topic* existing = current->find_topic(topic.name);
         if (existing == nullptr || existing->incarnation != topic.incarnation) {
@@ -95,7 +95,7 @@ class FakeMetaStore final : public MetaStore {
     }
 
     Status delete_topic(std::string_view name) override {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         MetaSnapshot current = snapshot();
         if (current->find_topic(name) == nullptr) {
             return Status(Errc::not_found, "topic '" + std::string(name) + "' not found");
@@ -109,7 +109,7 @@ class FakeMetaStore final : public MetaStore {
 
     Result<std::vector<Topic>> change_topics(const std::vector<std::string>& names,
                                              const TopicsChange& change) override {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         MetaSnapshot current = snapshot();
         auto next = std::make_shared<MetaState>(*current);
         auto stored = apply_topic_change(*current, *next, names, change);
@@ -120,18 +120,18 @@ class FakeMetaStore final : public MetaStore {
     }
 
     uint64_t watch(std::function<void(const MetaSnapshot&)> watcher) override {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         uint64_t id = next_watch_id_++;
         watchers_[id] = std::move(watcher);
         return id;
     }
     void unwatch(uint64_t id) override {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         watchers_.erase(id);
     }
 
     Result<size_t> set_targets(const std::vector<TargetChange>& changes) override {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         auto next = std::make_shared<MetaState>(*snapshot());
         size_t applied = 0;
         for (const TargetChange& change : changes) {
@@ -159,7 +159,7 @@ class FakeMetaStore final : public MetaStore {
                                       const NodeId& target,
                                       const std::string& freeze_token) override {
         return flip(partition, source, target, FlipOutcome::freeze_lapsed, [&](const MetaState&) {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             for (const auto& [lease, held] : freezes_) {
                 if (held.first == partition && held.second == freeze_token) return true;
             }
@@ -177,25 +177,25 @@ class FakeMetaStore final : public MetaStore {
 
     Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
                                 Millis) override {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         std::erase_if(freezes_, [&](const auto& entry) { return entry.second.first == partition; });
         int64_t lease = next_lease_++;
         freezes_[lease] = {partition, token};
         return lease;
     }
     Status renew_freeze(int64_t lease) override {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (!freezes_.count(lease)) return Status(Errc::not_found, "lease expired");
         return Status::ok();
     }
     Status release_freeze(int64_t lease) override {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         freezes_.erase(lease);
         return Status::ok();
     }
     Result<std::optional<User>> change_user(std::string_view name,
                                             const UserChange& change) override {
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         MetaSnapshot current = snapshot();
         std::optional<User> stored;
         if (const User* user = current->find_user(name)) stored = *user;
@@ -219,12 +219,12 @@ class FakeMetaStore final : public MetaStore {
     }
 
     Status remove_freeze(const PartitionKey& partition) override {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         std::erase_if(freezes_, [&](const auto& entry) { return entry.second.first == partition; });
         return Status::ok();
     }
     bool freeze_held(const PartitionKey& partition) const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         for (const auto& [lease, held] : freezes_) {
             if (held.first == partition) return true;
         }
@@ -240,7 +240,7 @@ class FakeMetaStore final : public MetaStore {
         if (lost_flips_.fetch_sub(1) > 0) {
             return Status(Errc::unknown_outcome, "the flip's reply was lost");
         }
-        std::lock_guard write(write_mutex_);
+        MutexLock write(write_mutex_);
         MetaSnapshot current = snapshot();
         const Assignment* now = current->find_assignment(partition.topic, partition.partition);
         if (now == nullptr) return FlipOutcome::refused;
@@ -259,24 +259,23 @@ class FakeMetaStore final : public MetaStore {
         next.topics_version = current.topics_version + 1;
         next.assignments_version = current.assignments_version + 1;
     }
-    // Caller holds write_mutex_ (so watchers see snapshots in order).
-    void publish(MetaSnapshot next) {
+    // Under write_mutex_, so watchers see snapshots in order.
+    void publish(MetaSnapshot next) REQUIRES(write_mutex_) {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             snapshot_ = next;
         }
         for (auto& [id, watcher] : watchers_) watcher(next);
     }
 
     std::atomic<int> lost_flips_{0};
-    std::mutex write_mutex_;  // serializes writers and watcher calls
-    mutable std::mutex mutex_;
-    MetaSnapshot snapshot_;  // GUARDED_BY(mutex_)
-    std::map<uint64_t, std::function<void(const MetaSnapshot&)>>
-        watchers_;                                                     // GUARDED_BY(write_mutex_)
-    uint64_t next_watch_id_ = 1;                                       // GUARDED_BY(write_mutex_)
-    std::map<int64_t, std::pair<PartitionKey, std::string>> freezes_;  // GUARDED_BY(mutex_)
-    int64_t next_lease_ = 1;                                           // GUARDED_BY(mutex_)
+    Mutex write_mutex_;  // serializes writers and watcher calls
+    mutable Mutex mutex_;
+    MetaSnapshot snapshot_ GUARDED_BY(mutex_);
+    std::map<uint64_t, std::function<void(const MetaSnapshot&)>> watchers_ GUARDED_BY(write_mutex_);
+    uint64_t next_watch_id_ GUARDED_BY(write_mutex_) = 1;
+    std::map<int64_t, std::pair<PartitionKey, std::string>> freezes_ GUARDED_BY(mutex_);
+    int64_t next_lease_ GUARDED_BY(mutex_) = 1;
 };
 
 }  // namespace narad::meta

@@ -2,6 +2,7 @@
 
 #include "base/assert.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "meta/codec.h"
 
 namespace narad::meta {
@@ -20,6 +21,7 @@ Result<std::unique_ptr<LocalMetaStore>> LocalMetaStore::open(io::FileSystem& fs,
     auto contents = io::read_file(fs, path);
     if (contents.is_ok()) {
         NARAD_ASSIGN_OR_RETURN(MetaState state, decode_state(*contents));
+        MutexLock lock(store->snapshot_mutex_);
         store->snapshot_ = std::make_shared<const MetaState>(std::move(state));
     } else if (contents.code() != Errc::not_found) {
         return contents.status().with_context("reading the metastore state");
@@ -32,7 +34,7 @@ std::unique_ptr<LocalMetaStore> LocalMetaStore::in_memory() {
 }
 
 MetaSnapshot LocalMetaStore::snapshot() const {
-    std::lock_guard lock(snapshot_mutex_);
+    MutexLock lock(snapshot_mutex_);
     return snapshot_;
 }
 
@@ -44,7 +46,7 @@ Status LocalMetaStore::commit(std::shared_ptr<MetaState> next) {
     }
     MetaSnapshot published = std::move(next);
     {
-        std::lock_guard lock(snapshot_mutex_);
+        MutexLock lock(snapshot_mutex_);
         snapshot_ = published;
     }
     for (auto& [id, watcher] : watchers_) watcher(published);
@@ -53,7 +55,7 @@ Status LocalMetaStore::commit(std::shared_ptr<MetaState> next) {
 
 Result<Topic> LocalMetaStore::create_topic(Topic topic, std::vector<NodeId> owners) {
     NARAD_ASSERT(owners.size() == topic.partitions, "one owner per partition");
-    std::lock_guard lock(write_mutex_);
+    MutexLock lock(write_mutex_);
     MetaSnapshot current = snapshot();
     if (current->find_topic(topic.name) != nullptr) {
         return Status(Errc::already_exists, "topic '" + topic.name + "' already exists");
@@ -71,7 +73,7 @@ Result<Topic> LocalMetaStore::create_topic(Topic topic, std::vector<NodeId> owne
 }
 
 Result<Topic> LocalMetaStore::update_topic(Topic topic, std::vector<NodeId> added_owners) {
-    std::lock_guard lock(write_mutex_);
+    MutexLock lock(write_mutex_);
     MetaSnapshot current = snapshot();
     const Topic* existing = current->find_topic(topic.name);
     if (existing == nullptr || existing->incarnation != topic.incarnation) {
@@ -95,7 +97,7 @@ Result<Topic> LocalMetaStore::update_topic(Topic topic, std::vector<NodeId> adde
 }
 
 Status LocalMetaStore::delete_topic(std::string_view name) {
-    std::lock_guard lock(write_mutex_);
+    MutexLock lock(write_mutex_);
     MetaSnapshot current = snapshot();
     if (current->find_topic(name) == nullptr) {
         return Status(Errc::not_found, "topic '" + std::string(name) + "' not found");
@@ -107,7 +109,7 @@ Status LocalMetaStore::delete_topic(std::string_view name) {
 
 Result<std::vector<Topic>> LocalMetaStore::change_topics(const std::vector<std::string>& names,
                                                          const TopicsChange& change) {
-    std::lock_guard lock(write_mutex_);
+    MutexLock lock(write_mutex_);
     MetaSnapshot current = snapshot();
     auto next = std::make_shared<MetaState>(*current);
     NARAD_ASSIGN_OR_RETURN(std::vector<Topic> stored,
@@ -117,14 +119,14 @@ Result<std::vector<Topic>> LocalMetaStore::change_topics(const std::vector<std::
 }
 
 uint64_t LocalMetaStore::watch(std::function<void(const MetaSnapshot&)> watcher) {
-    std::lock_guard lock(write_mutex_);
+    MutexLock lock(write_mutex_);
     uint64_t id = next_watch_id_++;
     watchers_[id] = std::move(watcher);
     return id;
 }
 
 void LocalMetaStore::unwatch(uint64_t id) {
-    std::lock_guard lock(write_mutex_);
+    MutexLock lock(write_mutex_);
     watchers_.erase(id);
 }
 

@@ -8,10 +8,10 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "io/file_system.h"
 #include "meta/meta_store.h"
 
@@ -36,17 +36,16 @@ class LocalMetaStore final : public MetaStore {
 
   private:
     LocalMetaStore(io::FileSystem* fs, std::string path);
-    // Persists `next` and publishes it. Caller holds write_mutex_.
-    Status commit(std::shared_ptr<MetaState> next);
+    // Persists `next` and publishes it.
+    Status commit(std::shared_ptr<MetaState> next) REQUIRES(write_mutex_);
 
     io::FileSystem* fs_;  // null: in memory
     std::string path_;
-    std::mutex write_mutex_;  // serializes writers and watcher calls
-    mutable std::mutex snapshot_mutex_;
-    MetaSnapshot snapshot_;  // GUARDED_BY(snapshot_mutex_)
-    std::map<uint64_t, std::function<void(const MetaSnapshot&)>>
-        watchers_;                // GUARDED_BY(write_mutex_)
-    uint64_t next_watch_id_ = 1;  // GUARDED_BY(write_mutex_)
+    Mutex write_mutex_;  // serializes writers and watcher calls
+    mutable Mutex snapshot_mutex_;
+    MetaSnapshot snapshot_ GUARDED_BY(snapshot_mutex_);
+    std::map<uint64_t, std::function<void(const MetaSnapshot&)>> watchers_ GUARDED_BY(write_mutex_);
+    uint64_t next_watch_id_ GUARDED_BY(write_mutex_) = 1;
 };
 
 }  // namespace narad::meta

@@ -1,5 +1,6 @@
 #include "meta/topic_frontend.h"
 
+#include "base/mutex.h"
 #include "base/names.h"
 #include "base/random.h"
 #include "meta/schema.h"
@@ -382,7 +383,7 @@ Result<Topic> TopicFrontend::update(std::string_view name, const UpdateTopicRequ
     // One update at a time on this node; against every other write (attach, detach, a delete
     // unlinking it) the PATCH is applied to the record as read inside the compare-and-swap, with
     // the children it names, so it never writes back a stale link or schema.
-    std::lock_guard lock(update_mutex_);
+    MutexLock lock(update_mutex_);
     std::string key(name);
     for (int attempt = 0; attempt < 8; ++attempt) {
         MetaSnapshot snapshot = store_.snapshot();

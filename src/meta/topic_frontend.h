@@ -6,12 +6,12 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "meta/meta_store.h"
 
@@ -106,7 +106,7 @@ class TopicFrontend {
     Clock& clock_;
     TopicPolicy policy_;
     Placement placement_;
-    std::mutex update_mutex_;  // serializes update()
+    Mutex update_mutex_;  // serializes update()
 };
 
 // A fresh random incarnation id (16 lower-case hex characters).

@@ -2,6 +2,7 @@
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/random.h"
 #include "fanout/cursor_file.h"
 #include "move/marker.h"
@@ -163,7 +164,7 @@ Result<Handoff> HandoffService::prepare(const std::string& topic, PartitionId pa
                                         const std::string& token) {
     NARAD_RETURN_IF_ERROR(check_owner(topic, partition));
     if (!token.empty()) return rearm(topic, partition, token);
-    std::lock_guard serial(prepare_mutex_);
+    MutexLock serial(prepare_mutex_);
     return freeze(topic, partition);
 }
 
@@ -172,7 +173,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
     {
         // A freeze already held (a destination that lost our reply, or one that restarted) is
         // replaced: its token stops working, so its holder freezes again before it flips.
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = freezes_.find(key);
         if (it != freezes_.end() && it->second.closed) {
             return Status(Errc::not_owner, describe(topic, partition) + " moved away");
@@ -182,7 +183,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
     MonoTime started = clock_.now();
     {
         // Every commit that passed the gate finishes before this lock is ours.
-        std::unique_lock produce(gate->produce);
+        WriterLock produce(gate->produce);
         gate->frozen = true;
     }
     std::string token = random_hex(16);
@@ -190,7 +191,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
     if (!lease.is_ok()) {
         bool held_before;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             held_before = freezes_.count(key) > 0;
         }
         if (!held_before) gate->frozen = false;
@@ -198,7 +199,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
     }
     std::optional<Freeze> replaced;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = freezes_.find(key);
         if (it != freezes_.end()) replaced = it->second;
         freezes_[key] = Freeze{token, *lease, replaced ? replaced->started : started,
@@ -215,7 +216,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
     }
     NARAD_FAILPOINT("move.source.before_final_listing");
     Result<TransferListing> listing = [&] {
-        std::unique_lock produce(gate->produce);
+        WriterLock produce(gate->produce);
         return read_listing(topic, partition);
     }();
     if (!listing.is_ok()) return listing.status();
@@ -227,7 +228,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
 Status HandoffService::renew(const Key& key, const std::string& token) {
     int64_t lease = 0;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = freezes_.find(key);
         if (it == freezes_.end() || it->second.token != token || it->second.closed ||
             clock_.now() >= it->second.deadline) {
@@ -245,7 +246,7 @@ Status HandoffService::renew(const Key& key, const std::string& token) {
         }
         return renewed.with_context("re-arming the freeze");
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = freezes_.find(key);
     if (it == freezes_.end() || it->second.token != token) {
         return Status(Errc::conflict,
@@ -286,7 +287,7 @@ void HandoffService::tick() {
     close_moved_away();
     std::vector<Key> due;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         MonoTime now = clock_.now();
         for (const auto& [key, freeze] : freezes_) {
             if (!freeze.closed && now >= freeze.deadline) due.push_back(key);
@@ -298,7 +299,7 @@ void HandoffService::tick() {
 void HandoffService::lift(const Key& key) {
     int64_t lease = 0;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = freezes_.find(key);
         if (it == freezes_.end() || it->second.closed || clock_.now() < it->second.deadline) return;
         lease = it->second.lease;
@@ -318,7 +319,7 @@ void HandoffService::lift(const Key& key) {
     }
     if (assignment->has_value() && (*assignment)->owner == self_) {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             auto it = freezes_.find(key);
             if (it == freezes_.end() || it->second.lease != lease) return;  // frozen again
             freezes_.erase(it);
@@ -333,7 +334,7 @@ void HandoffService::lift(const Key& key) {
 
 void HandoffService::close_partition(const Key& key) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         Freeze& freeze = freezes_[key];
         if (freeze.closed) return;
         freeze.closed = true;
@@ -350,7 +351,7 @@ void HandoffService::close_partition(const Key& key) {
 
 void HandoffService::on_snapshot(const meta::MetaSnapshot& snapshot) {
     // Runs on the replica's thread, which must not block: the closing happens in tick().
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const auto& [key, freeze] : freezes_) {
         if (freeze.closed) continue;
         const meta::Assignment* now = snapshot->find_assignment(key.topic, key.partition);
@@ -361,13 +362,13 @@ void HandoffService::on_snapshot(const meta::MetaSnapshot& snapshot) {
 void HandoffService::close_moved_away() {
     std::set<Key> moved;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         moved.swap(moved_away_);
     }
     for (const Key& key : moved) {
         int64_t lease = 0;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             auto it = freezes_.find(key);
             if (it == freezes_.end() || it->second.closed) continue;
             lease = it->second.lease;
@@ -390,14 +391,14 @@ Status HandoffService::release_stale_freezes() {
 
 void HandoffService::forget(const std::string& topic, PartitionId partition) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         freezes_.erase(Key{topic, partition});
     }
     gates_.gate(topic, partition)->frozen = false;
 }
 
 std::vector<FreezeReport> HandoffService::freezes() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::vector<FreezeReport> out;
     MonoTime now = clock_.now();
     for (const auto& [key, freeze] : freezes_) {

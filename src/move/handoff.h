@@ -26,12 +26,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "io/file_system.h"
 #include "meta/meta_store.h"
@@ -102,8 +102,8 @@ class HandoffService {
                           const std::string& token);
     // Extends the live freeze `token` names, here and in the metastore; conflict once it lapsed.
     Status renew(const Key& key, const std::string& token);
-    // Ends a freeze: revoke, read, then reopen or close. REQUIRES(freeze_mutex_) not held.
-    void lift(const Key& key);
+    // Ends a freeze: revoke, read, then reopen or close.
+    void lift(const Key& key) EXCLUDES(mutex_);
     void close_partition(const Key& key);
     void close_moved_away();
 
@@ -116,10 +116,10 @@ class HandoffService {
     queue::ConsumeService& consume_;
     HandoffOptions options_;
 
-    std::mutex prepare_mutex_;  // one PrepareHandoff at a time
-    mutable std::mutex mutex_;
-    std::map<Key, Freeze> freezes_;  // GUARDED_BY(mutex_)
-    std::set<Key> moved_away_;       // GUARDED_BY(mutex_) flips seen, to close at the next tick
+    Mutex prepare_mutex_;  // one PrepareHandoff at a time
+    mutable Mutex mutex_;
+    std::map<Key, Freeze> freezes_ GUARDED_BY(mutex_);
+    std::set<Key> moved_away_ GUARDED_BY(mutex_);  // flips seen, to close at the next tick
 };
 
 }  // namespace narad::move

@@ -3,7 +3,10 @@
 // HandoffService through a SourceClient that calls it directly.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "base/failpoint.h"
+#include "base/mutex.h"
 #include "fanout/cursor_file.h"
 #include "meta/fake_meta_store.h"
 #include "move/handoff.h"
@@ -103,23 +106,22 @@ class DirectSource final : public SourceClient {
                             const std::string& token) override {
         if (dead) return unreachable();
         if (token.empty()) ++freezes;
-        stamp(token.empty() ? froze_at : rearmed_at);
+        stamp(token.empty() ? Call::froze : Call::rearmed);
         return source_.prepare(topic, p, token);
     }
     Status fence(const NodeId&, const std::string& topic, PartitionId p, const std::string& token,
                  Offset hwm) override {
         if (dead) return unreachable();
-        stamp(fenced_at);
+        stamp(Call::fenced);
         return source_.fence(topic, p, token, hwm);
     }
 
     // When each call came, on `clock` (set by the fixture).
     const Clock* clock = nullptr;
-    std::mutex times_mutex;
-    std::vector<MonoTime> froze_at, rearmed_at, fenced_at;  // GUARDED_BY(times_mutex)
-    std::vector<MonoTime> times(std::vector<MonoTime>& list) {
-        std::lock_guard lock(times_mutex);
-        return list;
+    enum class Call { froze, rearmed, fenced };
+    std::vector<MonoTime> times(Call call) {
+        MutexLock lock(times_mutex_);
+        return times_[static_cast<size_t>(call)];
     }
 
     std::atomic<int> freezes{0};       // PrepareHandoff calls that froze (no token)
@@ -129,11 +131,13 @@ class DirectSource final : public SourceClient {
     std::atomic<int> chunks_left{-1};  // > 0: the source dies at that many more chunks
 
   private:
-    void stamp(std::vector<MonoTime>& list) {
+    void stamp(Call call) {
         if (clock == nullptr) return;
-        std::lock_guard lock(times_mutex);
-        list.push_back(clock->now());
+        MutexLock lock(times_mutex_);
+        times_[static_cast<size_t>(call)].push_back(clock->now());
     }
+    Mutex times_mutex_;
+    std::array<std::vector<MonoTime>, 3> times_ GUARDED_BY(times_mutex_);  // by Call
     static Status unreachable() { return Status(Errc::unavailable, "connection refused"); }
     HandoffService& source_;
 };
@@ -664,10 +668,10 @@ TEST_F(MoveTest, FreezeIsReArmedEveryQuarterOfItsTtl) {
     MoveProgress progress = run_move();
     EXPECT_EQ(progress.phase, MovePhase::done) << progress.error;
     EXPECT_EQ(direct_.freezes.load(), 1) << "the freeze lapsed";
-    std::vector<MonoTime> rearms = direct_.times(direct_.rearmed_at);
+    std::vector<MonoTime> rearms = direct_.times(DirectSource::Call::rearmed);
     ASSERT_GE(rearms.size(), 5u);
     // The first re-arm is counted from when the re-arm timer started, just after the freeze.
-    EXPECT_GE(rearms.front() - direct_.times(direct_.froze_at).front(), Millis(7'500));
+    EXPECT_GE(rearms.front() - direct_.times(DirectSource::Call::froze).front(), Millis(7'500));
     for (size_t i = 1; i < rearms.size(); ++i) {
         EXPECT_GE(rearms[i] - rearms[i - 1], Millis(7'500));
         EXPECT_LT(rearms[i] - rearms[i - 1], Millis(8'500));
@@ -690,8 +694,8 @@ TEST_F(MoveTest, UnknownFlipIsProposedForTwoMinutesThenTheFreezeLapses) {
     MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
     worker.start();
     drive_until([&] { return direct_.freezes.load() >= 2; });
-    std::vector<MonoTime> fences = direct_.times(direct_.fenced_at);
-    std::vector<MonoTime> froze = direct_.times(direct_.froze_at);
+    std::vector<MonoTime> fences = direct_.times(DirectSource::Call::fenced);
+    std::vector<MonoTime> froze = direct_.times(DirectSource::Call::froze);
     ASSERT_GE(fences.size(), 2u);
     MonoTime first_unknown = MonoTime(std::chrono::nanoseconds(lost_at->load()));
     MonoTime second_freeze = froze.at(1);
@@ -701,7 +705,7 @@ TEST_F(MoveTest, UnknownFlipIsProposedForTwoMinutesThenTheFreezeLapses) {
     }
     EXPECT_LE(last_proposal - first_unknown, Millis(120'000)) << "proposed past the 2-minute limit";
     EXPECT_GE(last_proposal - first_unknown, Millis(119'000)) << "stopped proposing early";
-    for (MonoTime at : direct_.times(direct_.rearmed_at)) {
+    for (MonoTime at : direct_.times(DirectSource::Call::rearmed)) {
         if (at < second_freeze) {
             EXPECT_LE(at - first_unknown, Millis(120'000) + Millis(7'600))
                 << "kept re-arming the first freeze";
@@ -789,7 +793,7 @@ TEST_F(MoveTest, DeleteAndRecreateDuringTheSettleLeavesTheSuccessorAlone) {
     ASSERT_TRUE(store_.create_topic_owned_by("orders", {"n2"}, "inc-2").is_ok());
     {
         auto guard = destination_.guards.guard("orders");
-        std::unique_lock lock(*guard);
+        WriterLock lock(*guard);
         destination_.consume.drop_topic("orders");
         ASSERT_TRUE(destination_.logs.remove_topic("orders").is_ok());
     }

@@ -1,6 +1,7 @@
 #include "move/runner.h"
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "move/move_metrics.h"
 #include "move/quarantine.h"
 
@@ -40,7 +41,7 @@ void MoveRunner::stop() {
     std::map<meta::PartitionKey, std::unique_ptr<MoveWorker>> workers;
     std::vector<std::unique_ptr<MoveWorker>> stopping;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         workers.swap(workers_);
         stopping.swap(stopping_);
     }
@@ -49,7 +50,7 @@ void MoveRunner::stop() {
 }
 
 bool MoveRunner::busy(const meta::PartitionKey& key) const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (workers_.count(key) > 0) return true;
     for (const auto& worker : stopping_) {
         if (worker->partition() == key) return true;
@@ -58,12 +59,12 @@ bool MoveRunner::busy(const meta::PartitionKey& key) const {
 }
 
 SweepReport MoveRunner::last_sweep() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return last_sweep_;
 }
 
 uint64_t MoveRunner::sweeps() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return sweeps_;
 }
 
@@ -75,7 +76,7 @@ void MoveRunner::tick() {
     MoveMetrics& metrics = MoveMetrics::get();
     std::vector<std::unique_ptr<MoveWorker>> finished;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         // Workers that exited since the last tick force a pass (their partition may need a new
         // worker, or none).
         bool exited = false;
@@ -160,26 +161,26 @@ void MoveRunner::tick() {
     if (options_.sweep_every > 0 && ticks_ % options_.sweep_every == 0) {
         SweepReport report =
             sweep_.run([this](const meta::PartitionKey& key) { return busy(key); });
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         last_sweep_ = report;
         ++sweeps_;
     }
 }
 
 std::vector<MoveProgress> MoveRunner::progress() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::vector<MoveProgress> out;
     for (const auto& [key, worker] : workers_) out.push_back(worker->progress());
     return out;
 }
 
 uint64_t MoveRunner::full_passes() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return full_passes_;
 }
 
 uint64_t MoveRunner::skipped_ticks() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return skipped_;
 }
 

@@ -12,9 +12,9 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/periodic.h"
 #include "move/sweep.h"
 #include "move/worker.h"
@@ -60,16 +60,16 @@ class MoveRunner {
     RunnerOptions options_;
     StaleCopySweep sweep_;
     uint64_t ticks_ = 0;  // runner thread (tick) only
-    mutable std::mutex mutex_;
-    SweepReport last_sweep_;                                             // GUARDED_BY(mutex_)
-    uint64_t sweeps_ = 0;                                                // GUARDED_BY(mutex_)
-    std::map<meta::PartitionKey, std::unique_ptr<MoveWorker>> workers_;  // GUARDED_BY(mutex_)
-    std::vector<std::unique_ptr<MoveWorker>> stopping_;                  // GUARDED_BY(mutex_)
-    std::optional<Versions> seen_;                                       // GUARDED_BY(mutex_)
-    bool force_next_ = true;                                             // GUARDED_BY(mutex_)
-    MonoTime last_full_pass_;                                            // GUARDED_BY(mutex_)
-    uint64_t full_passes_ = 0;                                           // GUARDED_BY(mutex_)
-    uint64_t skipped_ = 0;                                               // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    SweepReport last_sweep_ GUARDED_BY(mutex_);
+    uint64_t sweeps_ GUARDED_BY(mutex_) = 0;
+    std::map<meta::PartitionKey, std::unique_ptr<MoveWorker>> workers_ GUARDED_BY(mutex_);
+    std::vector<std::unique_ptr<MoveWorker>> stopping_ GUARDED_BY(mutex_);
+    std::optional<Versions> seen_ GUARDED_BY(mutex_);
+    bool force_next_ GUARDED_BY(mutex_) = true;
+    MonoTime last_full_pass_ GUARDED_BY(mutex_);
+    uint64_t full_passes_ GUARDED_BY(mutex_) = 0;
+    uint64_t skipped_ GUARDED_BY(mutex_) = 0;
     std::unique_ptr<PeriodicTask> task_;
 };
 

@@ -201,7 +201,7 @@ void StaleCopySweep::act(const meta::PartitionKey& key, const IncarnationId& inc
                          CopyVerdict verdict, const std::string& reason, const NodeId& owner,
                          SweepReport& report) {
     auto guard = context_.guards.guard(key.topic);
-    std::unique_lock topic_lock(*guard);
+    WriterLock topic_lock(*guard);
     auto marker = storage::read_incarnation(context_.fs, context_.logs.topic_directory(key.topic));
     if (!marker.is_ok() || *marker != incarnation) return;  // deleted and recreated meanwhile
     meta::MetaSnapshot view = context_.store.snapshot();
@@ -275,7 +275,7 @@ void StaleCopySweep::remove_deleted(const std::string& name, const IncarnationId
     }
     if (confirmed->has_value() && (*confirmed)->incarnation == incarnation) return;  // current
     auto guard = context_.guards.guard(name);
-    std::unique_lock topic_lock(*guard);
+    WriterLock topic_lock(*guard);
     const meta::Topic* record = context_.store.snapshot()->find_topic(name);
     auto marker = storage::read_incarnation(context_.fs, context_.logs.topic_directory(name));
     if ((record != nullptr && record->incarnation == incarnation) || !marker.is_ok() ||

@@ -1,10 +1,9 @@
 #include "move/worker.h"
 
-#include <shared_mutex>
-
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/random.h"
 #include "base/thread_pool.h"
 #include "move/move_metrics.h"
@@ -55,7 +54,7 @@ class MoveWorker::Rearm {
           thread_([this] { run(); }) {}
     ~Rearm() {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             stopping_ = true;
         }
         wake_.notify_all();
@@ -65,9 +64,9 @@ class MoveWorker::Rearm {
 
   private:
     void run() {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         while (!stopping_ && !lapsed_) {
-            clock_.wait_for(lock, wake_, every_, [this] { return stopping_; });
+            clock_.wait_for(lock, wake_, every_, [this]() REQUIRES(mutex_) { return stopping_; });
             if (stopping_) return;
             lock.unlock();
             auto rearmed = source_.prepare(node_, partition_.topic, partition_.partition, token_);
@@ -90,10 +89,10 @@ class MoveWorker::Rearm {
     std::string token_;
     Millis every_;
     std::atomic<bool> lapsed_{false};
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;  // GUARDED_BY(mutex_)
-    std::thread thread_;     // last: starts once the rest is built
+    Mutex mutex_;
+    CondVar wake_;
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    std::thread thread_;  // last: starts once the rest is built
 };
 
 MoveWorker::MoveWorker(MoveContext& context, meta::PartitionKey partition, NodeId source,
@@ -120,12 +119,12 @@ void MoveWorker::start() {
 
 void MoveWorker::cancel() {
     cancelled_ = true;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     wake_.notify_all();
 }
 
 MoveProgress MoveWorker::progress() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     MoveProgress out = progress_;
     out.finished = finished_.load();
     if (freeze_started_) {
@@ -144,19 +143,19 @@ std::string MoveWorker::partition_directory() const {
 }
 
 void MoveWorker::set_phase(MovePhase phase) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     progress_.phase = phase;
 }
 
 void MoveWorker::note_error(const Status& status) {
     NARAD_LOG_WARN("move of '{}' partition {} from {}: {}", partition_.topic,
                    partition_.partition.value(), source_.value(), status.to_string());
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     progress_.error = status.to_string();
 }
 
 bool MoveWorker::pause(Millis duration, bool interruptible) {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     return context_.clock.wait_for(lock, wake_, duration,
                                    [&] { return interruptible && cancelled(); });
 }
@@ -200,14 +199,14 @@ void MoveWorker::run() {
             final.non_converged ? " (non-converged cutover)" : "");
     } else {
         leave_staging();
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (progress_.phase != MovePhase::blocked) {
             progress_.phase = MovePhase::failed;
             metrics.ended.inc();
         }
     }
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         freeze_started_.reset();
     }
     finished_ = true;
@@ -269,7 +268,7 @@ void MoveWorker::leave_staging() {
 
 Result<uint64_t> MoveWorker::copy_pass(const TransferListing& listing) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         progress_.bytes_total = listing.total_bytes();
         ++progress_.passes;
     }
@@ -279,7 +278,7 @@ Result<uint64_t> MoveWorker::copy_pass(const TransferListing& listing) {
         [this] { return cancelled(); },
         [this](uint64_t bytes) {
             MoveMetrics::get().bytes.inc(static_cast<double>(bytes));
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             progress_.bytes_copied += bytes;
         });
 }
@@ -292,7 +291,7 @@ MoveWorker::Attempt MoveWorker::attempt() {
     uint32_t stalled = 0;
     bool converged = false;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         ++progress_.attempts;
     }
     for (uint32_t pass = 0; pass < options.max_passes; ++pass) {
@@ -313,7 +312,7 @@ MoveWorker::Attempt MoveWorker::attempt() {
     }
     if (!converged) {
         MoveMetrics::get().non_converged.inc();
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         progress_.non_converged = true;
         NARAD_LOG_WARN(
             "move of '{}' partition {}: the copy did not converge after {} passes; freezing the "
@@ -372,7 +371,7 @@ void MoveWorker::remember(const TransferListing& listing) {
     }
     dead_since_.reset();
     death_reported_ = false;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (progress_.blocked == "source_dead_copy_behind" ||
         progress_.blocked == "copy_unverifiable") {
         if (progress_.phase != MovePhase::blocked) progress_.blocked.clear();
@@ -462,14 +461,14 @@ MoveWorker::Attempt MoveWorker::freeze_and_flip() {
 
 MoveWorker::FreezeSpan::FreezeSpan(MoveWorker& worker)
     : worker_(worker), started_(worker.context_.clock.now()) {
-    std::lock_guard lock(worker_.mutex_);
+    MutexLock lock(worker_.mutex_);
     worker_.freeze_started_ = started_;
 }
 
 MoveWorker::FreezeSpan::~FreezeSpan() {
     auto held = worker_.context_.clock.now() - started_;
     MoveMetrics::get().freeze.get().observe(std::chrono::duration<double>(held).count());
-    std::lock_guard lock(worker_.mutex_);
+    MutexLock lock(worker_.mutex_);
     worker_.freeze_started_.reset();
     worker_.progress_.freeze = std::chrono::duration_cast<Millis>(held);
 }
@@ -481,7 +480,7 @@ MoveWorker::Attempt MoveWorker::unverifiable(const Status& verified) {
             "move: staged copy cannot be verified; not freezing the source again ('{}' "
             "partition {}: {})",
             partition_.topic, partition_.partition.value(), verified.to_string());
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         progress_.phase = MovePhase::blocked;
         progress_.blocked = "copy_unverifiable";
         progress_.error = verified.to_string();
@@ -590,7 +589,7 @@ MoveWorker::Attempt MoveWorker::after_source_failure() {
     set_phase(MovePhase::waiting_for_source);
     auto report_once = [&](std::string reason, const std::string& message) {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             progress_.blocked = reason;
         }
         if (death_reported_) return;
@@ -628,7 +627,7 @@ MoveWorker::Attempt MoveWorker::after_source_failure() {
         return Attempt::retry;
     }
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         progress_.blocked.clear();
     }
     if (!force_promote_due()) return Attempt::retry;
@@ -644,7 +643,7 @@ MoveWorker::Attempt MoveWorker::force_promote(Offset hwm) {
             .count(),
         hwm.value());
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         progress_.force_promoted = true;
     }
     set_phase(MovePhase::installing);
@@ -683,7 +682,7 @@ MoveWorker::Attempt MoveWorker::force_promote(Offset hwm) {
                 "force-promote",
                 partition_.topic, partition_.partition.value(), source_.value());
             {
-                std::lock_guard lock(mutex_);
+                MutexLock lock(mutex_);
                 progress_.force_promoted = false;
             }
             Status back = uninstall();
@@ -742,7 +741,7 @@ MoveWorker::Attempt MoveWorker::resolve(const std::string& token, Offset hwm, Pr
                     continue;
                 }
                 promotion = Promotion::forced;
-                std::lock_guard lock(mutex_);
+                MutexLock lock(mutex_);
                 progress_.force_promoted = true;
             }
             auto outcome = context_.store.force_promote(partition_, source_, context_.self);
@@ -789,7 +788,7 @@ MoveWorker::Attempt MoveWorker::resolve(const std::string& token, Offset hwm, Pr
 
 Status MoveWorker::install() {
     auto guard = context_.guards.guard(partition_.topic);
-    std::unique_lock topic_lock(*guard);
+    WriterLock topic_lock(*guard);
     meta::MetaSnapshot view = context_.store.snapshot();
     const meta::Topic* topic = view->find_topic(partition_.topic);
     if (topic == nullptr || topic->incarnation != incarnation_) {
@@ -826,7 +825,7 @@ Status MoveWorker::install() {
 Status MoveWorker::uninstall() {
     if (!installed_) return Status::ok();
     auto guard = context_.guards.guard(partition_.topic);
-    std::unique_lock topic_lock(*guard);
+    WriterLock topic_lock(*guard);
     // Only this move's own install goes back: the topic directory must still hold the incarnation
     // the move prepared, and the path the install this worker put there. A delete and recreate
     // since would otherwise have the successor's partition renamed away.

@@ -42,14 +42,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "io/file_system.h"
 #include "meta/meta_store.h"
 #include "move/handoff.h"
@@ -120,19 +119,19 @@ class CutoverSlots {
   public:
     explicit CutoverSlots(uint32_t limit) : limit_(limit) {}
     bool try_acquire() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (used_ >= limit_) return false;
         ++used_;
         return true;
     }
     void release() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         --used_;
     }
 
   private:
-    std::mutex mutex_;
-    uint32_t used_ = 0;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    uint32_t used_ GUARDED_BY(mutex_) = 0;
     uint32_t limit_;
 };
 
@@ -239,10 +238,10 @@ class MoveWorker {
     std::unique_ptr<Rearm> rearm_;  // while a freeze is held
     MonoTime started_;
 
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;
-    MoveProgress progress_;                   // GUARDED_BY(mutex_)
-    std::optional<MonoTime> freeze_started_;  // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    CondVar wake_;
+    MoveProgress progress_ GUARDED_BY(mutex_);
+    std::optional<MonoTime> freeze_started_ GUARDED_BY(mutex_);
     std::atomic<bool> cancelled_{false};
     std::atomic<bool> finished_{false};
     std::thread thread_;

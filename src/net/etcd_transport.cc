@@ -19,6 +19,7 @@
 #include <boost/beast/core.hpp>
 #include <limits>
 
+#include "base/mutex.h"
 #include "net/http_wire.h"
 #include "net/response_reader.h"
 #include "net/tls_stream.h"
@@ -387,7 +388,7 @@ std::unique_ptr<HttpEtcdTransport::Connection> HttpEtcdTransport::take_idle(
     std::vector<std::unique_ptr<Connection>> stale;  // closed outside the lock
     std::unique_ptr<Connection> found;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto& pool = idle_[endpoint];
         while (!pool.empty() && !found) {
             auto candidate = std::move(pool.back());
@@ -404,7 +405,7 @@ std::unique_ptr<HttpEtcdTransport::Connection> HttpEtcdTransport::take_idle(
 
 void HttpEtcdTransport::give_back(const std::string& endpoint,
                                   std::unique_ptr<Connection> connection) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto& pool = idle_[endpoint];
     if (pool.size() < options_.idle_connections_per_endpoint) pool.push_back(std::move(connection));
 }

@@ -13,11 +13,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "meta/etcd_client.h"
 #include "net/tls.h"
 
@@ -63,9 +63,9 @@ class HttpEtcdTransport final : public meta::EtcdTransport {
     const EtcdTransportOptions options_;
     std::shared_ptr<TlsContext> tls_;  // loaded once from options_.tls
     Status tls_error_;                 // why it could not be
-    std::mutex mutex_;
-    // GUARDED_BY(mutex_): idle keep-alive connections by endpoint.
-    std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
+    Mutex mutex_;
+    // Idle keep-alive connections by endpoint.
+    std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_ GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::net

@@ -8,10 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "meta/etcd_client.h"
 #include "meta/etcd_test_support.h"
 
@@ -87,17 +86,17 @@ TEST(EtcdTransportTest, PostToAClosedPortIsPeerError) {
 
 // Rule: a POST that was sent but got no answer in time is unknown_outcome.
 TEST(EtcdTransportTest, PostWithoutAnAnswerIsUnknownOutcome) {
-    std::mutex mutex;
-    std::condition_variable done_cv;
+    Mutex mutex;
+    CondVar done_cv;
     bool done = false;
     ScriptedServer server([&](int) {
-        std::unique_lock lock(mutex);  // holds the request unanswered until the test is over
+        MutexLock lock(mutex);  // holds the request unanswered until the test is over
         done_cv.wait(lock, [&] { return done; });
     });
     HttpEtcdTransport transport;
     auto reply = transport.post(server.endpoint(), "/v3/kv/put", "{}", Millis(300));
     EXPECT_EQ(reply.code(), Errc::unknown_outcome) << reply.status().to_string();
-    std::lock_guard lock(mutex);
+    MutexLock lock(mutex);
     done = true;
     done_cv.notify_all();
 }
@@ -131,12 +130,12 @@ TEST(EtcdTransportTest, StreamSplitsObjectsAcrossAndWithinChunks) {
 
 // Rule: cancel() from another thread ends a next() that waits for data.
 TEST(EtcdTransportTest, CancelEndsAWaitingNext) {
-    std::mutex mutex;
-    std::condition_variable done_cv;
+    Mutex mutex;
+    CondVar done_cv;
     bool done = false;
     ScriptedServer server([&](int fd) {
         send_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         done_cv.wait(lock, [&] { return done; });
     });
     HttpEtcdTransport transport;
@@ -147,21 +146,21 @@ TEST(EtcdTransportTest, CancelEndsAWaitingNext) {
     (*stream)->cancel();
     reader.join();
     EXPECT_EQ(next.code(), Errc::peer_error);
-    std::lock_guard lock(mutex);
+    MutexLock lock(mutex);
     done = true;
     done_cv.notify_all();
 }
 
 // Collects the events of a watch for a test thread to wait on.
 struct Collected {
-    std::mutex mutex;
-    std::condition_variable changed;
+    Mutex mutex;
+    CondVar changed;
     std::vector<WatchEvent> events;
     std::vector<Status> errors;
 
     auto on_batch() {
         return [this](const WatchBatch& batch) {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             int64_t last = events.empty() ? 0 : events.back().kv.mod_revision;
             for (const auto& e : batch.events) {
                 EXPECT_GE(e.kv.mod_revision, last);
@@ -172,17 +171,17 @@ struct Collected {
     }
     auto on_error() {
         return [this](const Status& status) {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             errors.push_back(status);
             changed.notify_all();
         };
     }
     bool wait_events(size_t count) {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         return changed.wait_for(lock, kWait, [&] { return events.size() >= count; });
     }
     bool wait_error() {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         return changed.wait_for(lock, kWait, [&] { return !errors.empty(); });
     }
 };
@@ -305,7 +304,7 @@ TEST_F(EtcdClientRealTest, WatchDeliversPutsAndDeletesInOrder) {
     ASSERT_TRUE(client_.remove("/w/a").is_ok());
     ASSERT_TRUE(got.wait_events(3));
     watch->reset();
-    std::lock_guard lock(got.mutex);
+    MutexLock lock(got.mutex);
     ASSERT_EQ(got.events.size(), 3u);
     EXPECT_EQ(got.events[0].type, WatchEvent::Type::put);
     EXPECT_EQ(got.events[0].kv.key, "/w/a");
@@ -334,7 +333,7 @@ TEST_F(EtcdClientRealTest, WatchResumesAfterEtcdIsKilledAndRestarted) {
     }
     ASSERT_TRUE(got.wait_events(6));
     watch->reset();
-    std::lock_guard lock(got.mutex);
+    MutexLock lock(got.mutex);
     ASSERT_EQ(got.events.size(), 6u);
     for (int i = 0; i < 6; ++i) EXPECT_EQ(got.events[i].kv.key, "/r/" + std::to_string(i));
     EXPECT_TRUE(got.errors.empty());
@@ -357,7 +356,7 @@ TEST_F(EtcdClientRealTest, WatchFromACompactedRevisionReportsGone) {
     ASSERT_TRUE(watch.is_ok()) << watch.status().to_string();
     ASSERT_TRUE(got.wait_error());
     watch->reset();
-    std::lock_guard lock(got.mutex);
+    MutexLock lock(got.mutex);
     ASSERT_EQ(got.errors.size(), 1u);
     EXPECT_EQ(got.errors[0].code(), Errc::gone);
     EXPECT_TRUE(got.events.empty());

@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "base/mutex.h"
 #include "net/http_server.h"
 #include "net/test_support.h"
 
@@ -80,7 +80,7 @@ class HttpClientTest : public ::testing::Test {
         return options;
     }
     size_t distinct_remotes() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return remotes_.size();
     }
 
@@ -88,14 +88,14 @@ class HttpClientTest : public ::testing::Test {
         [](HttpRequest request, Responder respond) { respond(text_response(200, request.path)); };
     FunctionHandler handler_{[this](HttpRequest request, Responder respond) {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             remotes_.insert(request.remote_address);
         }
         on_request_(std::move(request), std::move(respond));
     }};
     std::unique_ptr<HttpServer> server_;
-    std::mutex mutex_;
-    std::set<std::string> remotes_;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    std::set<std::string> remotes_ GUARDED_BY(mutex_);
 };
 
 // Rule: when the server closed an idle keep-alive connection, the next request goes out on a new
@@ -210,11 +210,11 @@ TEST_F(HttpClientTest, ReportsPeerErrorWhenNothingListens) {
 // Rule: a server that never answers makes the request fail with Errc::timeout after
 // request_timeout, and the client works again afterwards.
 TEST_F(HttpClientTest, TimesOutWhenServerNeverAnswers) {
-    std::mutex held_mutex;
+    Mutex held_mutex;
     std::vector<Responder> held;
     on_request_ = [&](HttpRequest request, Responder respond) {
         if (request.path == "/never") {
-            std::lock_guard lock(held_mutex);
+            MutexLock lock(held_mutex);
             held.push_back(std::move(respond));
             return;
         }
@@ -286,11 +286,11 @@ TEST_F(HttpClientTest, LoadClientRunsRequestsOverSeveralConnections) {
 // Rule: a request the server never answers is reported as Errc::timeout to on_response, and that
 // connection reconnects and carries on.
 TEST_F(HttpClientTest, LoadClientReportsTimeoutsAndReconnects) {
-    std::mutex held_mutex;
+    Mutex held_mutex;
     std::vector<Responder> held;
     on_request_ = [&](HttpRequest request, Responder respond) {
         if (request.path == "/never") {
-            std::lock_guard lock(held_mutex);
+            MutexLock lock(held_mutex);
             held.push_back(std::move(respond));
             return;
         }

@@ -16,8 +16,6 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -25,6 +23,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "net/http_wire.h"
 #include "net/request_reader.h"
@@ -98,8 +97,8 @@ std::string json_error(std::string_view message) {
 // Closed when the server stops: a responder or a task cancel that finds it closed must not touch
 // the io_context, which may be gone.
 struct Gate {
-    std::mutex mutex;
-    bool open = true;  // GUARDED_BY(mutex)
+    Mutex mutex;
+    bool open GUARDED_BY(mutex) = true;
 };
 
 class Session;
@@ -132,7 +131,7 @@ class ServerCore {
     void session_closed(Session* session, const std::string& address) {
         bool resume = false;
         {
-            std::lock_guard lock(sessions_mutex_);
+            MutexLock lock(sessions_mutex_);
             if (sessions_.erase(session) > 0) release_address(address);
             connections_open_.store(sessions_.size());
             resume = accept_paused_ && !at_connection_cap();
@@ -144,7 +143,7 @@ class ServerCore {
 
   protected:
     void notify_stop() {
-        std::lock_guard lock(stop_mutex_);
+        MutexLock lock(stop_mutex_);
         stop_cv_.notify_all();
     }
 
@@ -161,19 +160,19 @@ class ServerCore {
     std::atomic<bool> stopping_{false};
     std::atomic<uint64_t> in_flight_{0};
     std::atomic<uint64_t> connections_open_{0};
-    std::mutex stop_mutex_;
-    std::condition_variable stop_cv_;  // signalled when in_flight_ or the session count drops
+    Mutex stop_mutex_;
+    CondVar stop_cv_;  // signalled when in_flight_ or the session count drops
 
     // At connections_max the acceptor stops until a connection closes: clients beyond the cap wait
     // in the listen backlog (never accepted only to be closed).
-    bool at_connection_cap() const {  // caller holds sessions_mutex_
+    bool at_connection_cap() const REQUIRES(sessions_mutex_) {
         return options_.connections_max != 0 && sessions_.size() >= options_.connections_max;
     }
     virtual void accept() = 0;
-    bool accept_paused_ = false;  // GUARDED_BY(sessions_mutex_)
+    bool accept_paused_ GUARDED_BY(sessions_mutex_) = false;
 
     // Counts one more connection from `address`; false (nothing counted) at the per-address cap.
-    bool admit_address(const std::string& address) {  // caller holds sessions_mutex_
+    bool admit_address(const std::string& address) REQUIRES(sessions_mutex_) {
         uint32_t& open = per_address_[address];
         if (options_.connections_per_address_max != 0 &&
             open >= options_.connections_per_address_max) {
@@ -182,24 +181,23 @@ class ServerCore {
         ++open;
         return true;
     }
-    void release_address(const std::string& address) {  // caller holds sessions_mutex_
+    void release_address(const std::string& address) REQUIRES(sessions_mutex_) {
         auto it = per_address_.find(address);
         if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
     }
-    std::unordered_map<std::string, uint32_t> per_address_;  // GUARDED_BY(sessions_mutex_)
+    std::unordered_map<std::string, uint32_t> per_address_ GUARDED_BY(sessions_mutex_);
 
     // What new connections speak TLS with (null: plain); replaced whole by reload_tls().
     std::shared_ptr<TlsContext> current_tls() {
-        std::lock_guard lock(tls_mutex_);
+        MutexLock lock(tls_mutex_);
         return tls_;
     }
-    std::mutex tls_mutex_;
-    std::shared_ptr<TlsContext> tls_;  // GUARDED_BY(tls_mutex_)
+    Mutex tls_mutex_;
+    std::shared_ptr<TlsContext> tls_ GUARDED_BY(tls_mutex_);
     std::atomic<uint64_t> refused_per_address_{0};
 
-    std::mutex sessions_mutex_;
-    std::unordered_map<Session*, std::shared_ptr<Session>>
-        sessions_;  // GUARDED_BY(sessions_mutex_)
+    Mutex sessions_mutex_;
+    std::unordered_map<Session*, std::shared_ptr<Session>> sessions_ GUARDED_BY(sessions_mutex_);
 };
 
 // The session whose handler call is on the stack of this thread: a responder called from inside
@@ -422,7 +420,7 @@ class Session : public std::enable_shared_from_this<Session> {
             auto session = weak.lock();
             if (session.get() == current && current->capture_inline(seq, response)) return;
         }
-        std::lock_guard lock(gate->mutex);
+        MutexLock lock(gate->mutex);
         if (!gate->open) return;  // the server stopped; the io_context may be gone
         auto session = weak.lock();
         if (!session) return;  // the connection died meanwhile
@@ -541,7 +539,7 @@ class TimerTask final : public ScheduledTask {
         if (!state_->phase.compare_exchange_strong(expected, TaskState::kCancelled)) return;
         state_->fn = nullptr;  // release what it captured now, not at the deadline
         // Wake the timer early so the io_context drops it now (a long poll's deadline is far).
-        std::lock_guard lock(gate_->mutex);
+        MutexLock lock(gate_->mutex);
         if (!gate_->open) return;
         if (auto timer = timer_.lock()) {
             auto executor = timer->timer.get_executor();
@@ -583,10 +581,10 @@ class HttpServer::Impl : public ServerCore {
     bool on_server_thread() const;
     void wait_until(Millis limit, const std::function<bool()>& done);
 
-    std::mutex lifecycle_mutex_;    // serialises start() and stop()
-    State state_ = State::created;  // GUARDED_BY(lifecycle_mutex_)
+    Mutex lifecycle_mutex_;  // serialises start() and stop()
+    State state_ GUARDED_BY(lifecycle_mutex_) = State::created;
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-    std::vector<std::thread> threads_;         // GUARDED_BY(lifecycle_mutex_)
+    std::vector<std::thread> threads_ GUARDED_BY(lifecycle_mutex_);
     std::vector<std::thread::id> thread_ids_;  // written before the threads start
     std::atomic<uint16_t> port_{0};
 };
@@ -594,7 +592,7 @@ class HttpServer::Impl : public ServerCore {
 HttpServer::Impl::~Impl() {
     stop();
     // Responders and task handles may outlive the server; from now on they do nothing.
-    std::lock_guard lock(gate_->mutex);
+    MutexLock lock(gate_->mutex);
     gate_->open = false;
 }
 
@@ -635,13 +633,13 @@ Status HttpServer::Impl::reload_tls() {
     if (!options_.tls) return Status::ok();
     auto loaded = make_server_tls(*options_.tls);
     if (!loaded.is_ok()) return loaded.status();
-    std::lock_guard lock(tls_mutex_);
+    MutexLock lock(tls_mutex_);
     tls_ = std::move(*loaded);
     return Status::ok();
 }
 
 Status HttpServer::Impl::start() {
-    std::lock_guard lock(lifecycle_mutex_);
+    MutexLock lock(lifecycle_mutex_);
     if (state_ == State::running) return Status::ok();
     if (state_ == State::stopped) {
         return Status(Errc::shutting_down, "the HTTP server was stopped and cannot restart");
@@ -650,14 +648,14 @@ Status HttpServer::Impl::start() {
     NARAD_RETURN_IF_ERROR(listen());
     work_.emplace(ioc_.get_executor());
     uint32_t count = std::max<uint32_t>(1, options_.threads);
-    std::mutex started_mutex;
-    std::condition_variable started_cv;
+    Mutex started_mutex;
+    CondVar started_cv;
     size_t started = 0;
     for (uint32_t i = 0; i < count; ++i) {
         threads_.push_back(
             named_thread("narad-http", [this, &started_mutex, &started_cv, &started] {
                 {
-                    std::lock_guard started_lock(started_mutex);
+                    MutexLock started_lock(started_mutex);
                     thread_ids_.push_back(std::this_thread::get_id());
                     ++started;
                     started_cv.notify_all();
@@ -673,7 +671,7 @@ Status HttpServer::Impl::start() {
             }));
     }
     {
-        std::unique_lock started_lock(started_mutex);
+        MutexLock started_lock(started_mutex);
         started_cv.wait(started_lock, [&] { return started == count; });
     }
     asio::post(acceptor_.get_executor(), [this] { accept(); });
@@ -712,7 +710,7 @@ void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
         std::string ip = ignored ? std::string() : endpoint.address().to_string();
         std::shared_ptr<Session> session;
         {
-            std::lock_guard lock(sessions_mutex_);
+            MutexLock lock(sessions_mutex_);
             if (admit_address(ip)) {
                 session = std::make_shared<Session>(*this, std::move(socket), ip, current_tls());
                 sessions_.emplace(session.get(), session);
@@ -764,7 +762,7 @@ void HttpServer::Impl::refuse_connection(tcp::socket socket, const std::string& 
 }
 
 std::vector<std::shared_ptr<Session>> HttpServer::Impl::sessions_snapshot() {
-    std::lock_guard lock(sessions_mutex_);
+    MutexLock lock(sessions_mutex_);
     std::vector<std::shared_ptr<Session>> result;
     result.reserve(sessions_.size());
     for (const auto& [raw, session] : sessions_) result.push_back(session);
@@ -780,12 +778,12 @@ bool HttpServer::Impl::on_server_thread() const {
 }
 
 void HttpServer::Impl::wait_until(Millis limit, const std::function<bool()>& done) {
-    std::unique_lock lock(stop_mutex_);
+    MutexLock lock(stop_mutex_);
     stop_cv_.wait_for(lock, limit, done);
 }
 
 void HttpServer::Impl::stop() {
-    std::lock_guard lock(lifecycle_mutex_);
+    MutexLock lock(lifecycle_mutex_);
     if (state_ != State::running) return;
     NARAD_ASSERT(!on_server_thread(), "HttpServer::stop() called from a server thread");
     stopping_.store(true);
@@ -804,7 +802,7 @@ void HttpServer::Impl::stop() {
     }
     wait_until(kCloseWait, [this] { return connections_open_.load() == 0; });
     {
-        std::lock_guard gate_lock(gate_->mutex);
+        MutexLock gate_lock(gate_->mutex);
         gate_->open = false;
     }
     work_.reset();

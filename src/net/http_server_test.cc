@@ -3,13 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <future>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "net/http_client.h"
 #include "net/test_support.h"
 
@@ -41,21 +40,22 @@ class HttpServerTest : public ::testing::Test {
 
     // Records each request and answers 200 with its body, unless a test replaces on_request_.
     void record(const HttpRequest& request) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         requests_.push_back(request);
         cv_.notify_all();
     }
     size_t request_count() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return requests_.size();
     }
     std::vector<HttpRequest> requests() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return requests_;
     }
     bool wait_for_requests(size_t count) {
-        std::unique_lock lock(mutex_);
-        return cv_.wait_for(lock, kWaitLimit, [&] { return requests_.size() >= count; });
+        MutexLock lock(mutex_);
+        return cv_.wait_for(lock, kWaitLimit,
+                            [&]() REQUIRES(mutex_) { return requests_.size() >= count; });
     }
 
     std::function<void(HttpRequest, Responder)> on_request_ = [this](HttpRequest request,
@@ -67,9 +67,9 @@ class HttpServerTest : public ::testing::Test {
         on_request_(std::move(request), std::move(respond));
     }};
     std::unique_ptr<HttpServer> server_;
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::vector<HttpRequest> requests_;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    CondVar cv_;
+    std::vector<HttpRequest> requests_ GUARDED_BY(mutex_);
 };
 
 // Rule: a request's method, raw target, decoded path, decoded query (in order, duplicates kept),
@@ -354,9 +354,9 @@ TEST_F(HttpServerTest, OneAddressCannotTakeEveryConnection) {
 TEST_F(HttpServerTest, HandlerMayRespondLaterFromAnotherThread) {
     start();
     std::vector<std::thread> threads;
-    std::mutex threads_mutex;
+    Mutex threads_mutex;
     on_request_ = [&](HttpRequest request, Responder respond) {
-        std::lock_guard lock(threads_mutex);
+        MutexLock lock(threads_mutex);
         threads.emplace_back([request = std::move(request), respond = std::move(respond)] {
             respond(text_response(200, "late:" + request.body));
         });
@@ -367,7 +367,7 @@ TEST_F(HttpServerTest, HandlerMayRespondLaterFromAnotherThread) {
         ASSERT_TRUE(response.is_ok()) << response.status().to_string();
         EXPECT_EQ(response->body, "late:" + std::to_string(i));
     }
-    std::lock_guard lock(threads_mutex);
+    MutexLock lock(threads_mutex);
     for (auto& thread : threads) thread.join();
 }
 
@@ -492,12 +492,12 @@ TEST_F(HttpServerTest, StartFailsOnBoundPortAndLifecycleCallsAreIdempotent) {
 // the server keeps serving others.
 TEST_F(HttpServerTest, ResponderAfterClientDisconnectIsDropped) {
     start();
-    std::mutex held_mutex;
+    Mutex held_mutex;
     std::vector<Responder> held;
     on_request_ = [&](HttpRequest request, Responder respond) {
         if (request.path == "/hold") {
             {
-                std::lock_guard lock(held_mutex);
+                MutexLock lock(held_mutex);
                 held.push_back(std::move(respond));
             }
             record(request);
@@ -510,7 +510,7 @@ TEST_F(HttpServerTest, ResponderAfterClientDisconnectIsDropped) {
         ASSERT_TRUE(socket.send_all("GET /hold HTTP/1.1\r\nHost: h\r\n\r\n"));
         ASSERT_TRUE(wait_for_requests(1));
     }
-    std::lock_guard lock(held_mutex);
+    MutexLock lock(held_mutex);
     held[0](text_response(200, "late"));
     held[0](text_response(200, "twice"));
     HttpClient client(client_options());

@@ -15,12 +15,12 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <chrono>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "base/json_text.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "net/http_client.h"
 #include "net/http_wire.h"
 #include "net/response_reader.h"
@@ -49,8 +49,8 @@ struct Shared {
     std::string authorization;
     std::atomic<bool> any_connected{false};
     std::atomic<bool> any_attempted{false};
-    std::mutex error_mutex;
-    std::string last_connect_error;  // GUARDED_BY(error_mutex)
+    Mutex error_mutex;
+    std::string last_connect_error GUARDED_BY(error_mutex);
 };
 
 class Worker;
@@ -166,7 +166,7 @@ class Connection {
         busy_ = false;
         close();
         if (during_connect) {
-            std::lock_guard lock(shared_.error_mutex);
+            MutexLock lock(shared_.error_mutex);
             shared_.last_connect_error = status.message();
         }
         Result<HttpResponse> result(std::move(status));
@@ -335,7 +335,7 @@ class LoadClient::Impl {
         for (auto& thread : threads) thread.join();
 
         if (shared.any_attempted.load() && !shared.any_connected.load()) {
-            std::lock_guard lock(shared.error_mutex);
+            MutexLock lock(shared.error_mutex);
             return Status(Errc::peer_error,
                           "no connection could be made: " + shared.last_connect_error);
         }

@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 
 namespace narad::net {
 namespace {
@@ -137,7 +138,7 @@ Status PeerPool::reload_tls() {
     if (!options_.tls) return Status::ok();
     auto loaded = make_client_tls(options_.tls->files);
     if (!loaded.is_ok()) return loaded.status();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     tls_context_ = std::move(*loaded);
     ++tls_generation_;
     idle_.clear();  // idle clients hold the old certificate
@@ -149,7 +150,7 @@ PeerPool::Pooled PeerPool::take(const std::string& address, const std::string& h
     std::shared_ptr<TlsContext> tls;
     uint64_t generation = 0;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = idle_.find(address);
         if (it != idle_.end() && !it->second.empty()) {
             Pooled pooled = std::move(it->second.back());
@@ -171,14 +172,14 @@ PeerPool::Pooled PeerPool::take(const std::string& address, const std::string& h
 }
 
 void PeerPool::give_back(const std::string& address, Pooled pooled) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (pooled.generation != tls_generation_) return;  // made before a reload: dropped
     auto& free = idle_[address];
     if (free.size() < options_.idle_clients_per_peer) free.push_back(std::move(pooled));
 }
 
 size_t PeerPool::idle_clients(const std::string& address) const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = idle_.find(address);
     return it == idle_.end() ? 0 : it->second.size();
 }

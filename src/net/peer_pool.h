@@ -18,12 +18,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "auth/cluster_proof.h"
+#include "base/mutex.h"
 #include "base/peer_client.h"
 #include "net/http_client.h"
 
@@ -73,11 +73,10 @@ class PeerPool final : public PeerClient {
 
     Resolver resolver_;
     PeerPoolOptions options_;
-    mutable std::mutex mutex_;
-    // address -> idle clients. GUARDED_BY(mutex_)
-    std::map<std::string, std::vector<Pooled>> idle_;
-    std::shared_ptr<TlsContext> tls_context_;  // GUARDED_BY(mutex_)
-    uint64_t tls_generation_ = 0;              // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    std::map<std::string, std::vector<Pooled>> idle_ GUARDED_BY(mutex_);  // address -> idle clients
+    std::shared_ptr<TlsContext> tls_context_ GUARDED_BY(mutex_);
+    uint64_t tls_generation_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace narad::net

@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <mutex>
 #include <thread>
 
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "net/cluster_guard.h"
 #include "net/http_server.h"
 #include "net/test_support.h"
@@ -56,7 +56,7 @@ class PeerPoolTest : public ::testing::Test {
     }
     void TearDown() override {
         server_->stop();
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         parked_.clear();
     }
 
@@ -73,13 +73,13 @@ class PeerPoolTest : public ::testing::Test {
             options);
     }
 
-    std::mutex mutex_;
-    std::vector<HttpRequest> seen_;  // GUARDED_BY(mutex_) every request, in order
-    bool impostor_ = false;          // GUARDED_BY(mutex_) answer hellos without the secret
-    std::vector<Responder> parked_;  // GUARDED_BY(mutex_) requests never answered
-    bool park_ = false;              // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    std::vector<HttpRequest> seen_ GUARDED_BY(mutex_);  // every request, in order
+    bool impostor_ GUARDED_BY(mutex_) = false;          // answer hellos without the secret
+    std::vector<Responder> parked_ GUARDED_BY(mutex_);  // requests never answered
+    bool park_ GUARDED_BY(mutex_) = false;
     FunctionHandler handler_{[this](HttpRequest request, Responder respond) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         seen_.push_back(request);
         if (impostor_ && request.path == auth::kClusterHelloPath) {
             // Plays along without the secret: a fresh nonce and a proof of something else.
@@ -107,7 +107,7 @@ class PeerPoolTest : public ::testing::Test {
         address_ = "127.0.0.1:" + std::to_string(server_->port());
     }
     std::vector<std::string> seen_targets() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         std::vector<std::string> targets;
         for (const auto& request : seen_) targets.push_back(request.target);
         return targets;
@@ -150,7 +150,7 @@ TEST_F(PeerPoolTest, NewConnectionProvesTheSecretOnceAndNeverSendsIt) {
     std::vector<std::string> expected(3, "/internal/v1/x");
     EXPECT_EQ(seen_targets(), expected);
     EXPECT_EQ(server_->stats().connections_open, 1u);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const auto& request : seen_) {
         EXPECT_EQ(request.body.find("s3cret"), std::string::npos);
         for (const auto& [name, value] : request.headers) {
@@ -163,7 +163,7 @@ TEST_F(PeerPoolTest, NewConnectionProvesTheSecretOnceAndNeverSendsIt) {
 // never sent (peer_error), and neither a proof nor the call reaches it.
 TEST_F(PeerPoolTest, PeerThatCannotProveTheSecretGetsNothing) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         impostor_ = true;  // the plain server, recording every request it gets
     }
     PeerPool peers = pool({.current = "s3cret"});
@@ -244,14 +244,14 @@ TEST_F(PeerPoolTest, RefusedConnectionIsPeerError) {
 TEST_F(PeerPoolTest, UnansweredRequestIsUnknownOutcome) {
     PeerPool peers = pool();
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         park_ = true;
     }
     auto reply = peers.call(NodeId("b"), "POST", "/internal/v1/commit", "x", "", Millis(200));
     ASSERT_FALSE(reply.is_ok());
     EXPECT_EQ(reply.code(), Errc::unknown_outcome) << reply.status().to_string();
     EXPECT_EQ(peers.idle_clients(address_), 0u);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     EXPECT_EQ(parked_.size(), 1u);  // it did arrive
 }
 

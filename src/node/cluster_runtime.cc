@@ -3,11 +3,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/names.h"
 #include "base/url.h"
 #include "io/file_system.h"
@@ -192,13 +192,13 @@ class ClusterRuntime::Impl {
         if (controller_) controller_->stop();
         if (membership_) membership_->stop();
         store_.reset();
-        std::lock_guard lock(host_mutex_);
+        MutexLock lock(host_mutex_);
         stopped_ = true;
         if (etcd_) etcd_->stop();
     }
 
     Status host_etcd() {
-        std::lock_guard lock(host_mutex_);
+        MutexLock lock(host_mutex_);
         if (stopped_) return Status(Errc::shutting_down, "the node is stopping");
         if (etcd_) return Status::ok();
         if (!options_.meta_endpoints.empty()) {
@@ -254,7 +254,7 @@ class ClusterRuntime::Impl {
             return Status(Errc::invalid_argument, "etcd_peer_url must be a string");
         }
         std::string peer_url = request.value("etcd_peer_url", "");
-        std::lock_guard lock(join_mutex_);
+        MutexLock lock(join_mutex_);
         NARAD_ASSIGN_OR_RETURN(std::vector<meta::Member> members, client_->member_list());
         json answer = {{"cluster", options_.cluster_name}, {"etcd_role", "none"}};
         std::vector<std::string> endpoints;
@@ -309,9 +309,9 @@ class ClusterRuntime::Impl {
     std::unique_ptr<cluster::Membership> membership_;
     std::unique_ptr<cluster::Controller> controller_;
     meta::EtcdRole role_ = meta::EtcdRole::none;
-    std::mutex join_mutex_;
-    std::mutex host_mutex_;  // host_etcd and stop
-    bool stopped_ = false;   // GUARDED_BY(host_mutex_)
+    Mutex join_mutex_;  // one join at a time: it orders member-list changes, it guards no field
+    Mutex host_mutex_;  // host_etcd and stop
+    bool stopped_ GUARDED_BY(host_mutex_) = false;
 
   private:
     // A data directory written by the single-node release keeps its topics in <data>/meta/state.

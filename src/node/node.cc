@@ -22,6 +22,7 @@
 #include "auth/authenticator.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/periodic.h"
 #include "base/url.h"
 #include "cluster/placement.h"
@@ -145,7 +146,7 @@ class Node::Impl {
 
     // Loads every TLS file again (SIGHUP, or a file that changed): new connections use them.
     Status reload_tls() {
-        std::lock_guard lock(tls_reload_mutex_);
+        MutexLock lock(tls_reload_mutex_);
         // Stamped first: a file that changes while it loads is loaded again on the next tick.
         tls_stamp_ = tls_files_stamp();
         Status result;
@@ -186,7 +187,10 @@ class Node::Impl {
         const std::string& data = config_.storage.data_dir;
         NARAD_RETURN_IF_ERROR(fs_.create_directories(data));
         settle_cluster_secrets();
-        tls_stamp_ = tls_files_stamp();
+        {
+            MutexLock lock(tls_reload_mutex_);
+            tls_stamp_ = tls_files_stamp();
+        }
         auto cluster = ClusterRuntime::start(cluster_options(), clock_);
         if (!cluster.is_ok()) return cluster.status().with_context("joining the cluster");
         cluster_ = std::move(*cluster);
@@ -784,7 +788,7 @@ class Node::Impl {
     void maintain() {
         bool tls_changed = false;
         {
-            std::lock_guard lock(tls_reload_mutex_);
+            MutexLock lock(tls_reload_mutex_);
             tls_changed = tls_files_stamp() != tls_stamp_;
         }
         if (tls_changed) {
@@ -957,8 +961,8 @@ class Node::Impl {
     std::unique_ptr<ThreadPool> routing_pool_;
     std::unique_ptr<ThreadPool> commit_pool_;
     auth::ClusterSecrets cluster_secrets_;  // settle_cluster_secrets()
-    std::mutex tls_reload_mutex_;
-    std::string tls_stamp_;  // GUARDED_BY(tls_reload_mutex_) tls_files_stamp() at the last load
+    Mutex tls_reload_mutex_;
+    std::string tls_stamp_ GUARDED_BY(tls_reload_mutex_);  // tls_files_stamp() at the last load
     net::PlaneAccess plane_access_ = net::PlaneAccess::proved;
     std::unique_ptr<api::InternalRouter> internal_router_;
     std::unique_ptr<api::InternalCommitContext> commit_context_;

@@ -55,7 +55,7 @@ Result<size_t> TopicBackend::sweep() {
     size_t reclaimed = 0;
     for (const std::string& name : names) {
         auto guard = guards_.guard(name);
-        std::unique_lock lock(*guard);
+        WriterLock lock(*guard);
         bool existed = fs_.exists(logs_.topic_directory(name));
         NARAD_RETURN_IF_ERROR(reclaim(name, *snapshot));
         if (existed && !fs_.exists(logs_.topic_directory(name))) ++reclaimed;
@@ -65,7 +65,7 @@ Result<size_t> TopicBackend::sweep() {
 
 Status TopicBackend::purge_if_deleted(std::string_view topic) {
     auto guard = guards_.guard(topic);
-    std::unique_lock lock(*guard);
+    WriterLock lock(*guard);
     meta::MetaSnapshot snapshot = store_.snapshot();
     if (snapshot->find_topic(topic) != nullptr) {
         // Recreated meanwhile: only a directory of the old incarnation goes.

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "queue/consume_metrics.h"
 #include "queue/consumer_offset_file.h"
@@ -44,7 +43,7 @@ class ConsumeService::Impl {
     ~Impl() { stop(); }
 
     void start() {
-        std::lock_guard lock(reaper_mutex_);
+        MutexLock lock(reaper_mutex_);
         if (reaper_.joinable()) return;
         stopping_ = false;
         reaper_ = named_thread("narad-reaper", [this] { reap_loop(); });
@@ -53,7 +52,7 @@ class ConsumeService::Impl {
 
     void stop() {
         {
-            std::lock_guard lock(reaper_mutex_);
+            MutexLock lock(reaper_mutex_);
             if (stopping_ && !reaper_.joinable()) return;
             stopping_ = true;
         }
@@ -65,7 +64,7 @@ class ConsumeService::Impl {
         }
         std::vector<std::shared_ptr<Waiter>> parked;
         {
-            std::lock_guard lock(waiters_mutex_);
+            MutexLock lock(waiters_mutex_);
             shut_down_ = true;
             for (auto& [topic, list] : waiters_) {
                 parked.insert(parked.end(), list.begin(), list.end());
@@ -161,7 +160,7 @@ class ConsumeService::Impl {
     std::vector<ExhaustedMessage> exhausted() {
         std::vector<std::pair<std::pair<std::string, uint32_t>, Entry>> entries;
         {
-            std::lock_guard lock(queues_mutex_);
+            MutexLock lock(queues_mutex_);
             for (const auto& [key, entry] : queues_) entries.emplace_back(key, entry);
         }
         std::vector<ExhaustedMessage> out;
@@ -189,7 +188,7 @@ class ConsumeService::Impl {
     void on_append(const std::string& topic, PartitionId partition, Offset hwm) {
         uint64_t appended = kWakeAll;
         {
-            std::lock_guard lock(hwm_mutex_);
+            MutexLock lock(hwm_mutex_);
             auto [it, inserted] = hwms_.try_emplace({topic, partition.value()}, hwm);
             if (!inserted) {
                 // A lower or equal watermark means the log was replaced (recreated): wake all.
@@ -203,7 +202,7 @@ class ConsumeService::Impl {
     void drop_topic(std::string_view topic) {
         std::vector<std::string> paths;
         {
-            std::lock_guard lock(queues_mutex_);
+            MutexLock lock(queues_mutex_);
             for (auto it = queues_.begin(); it != queues_.end();) {
                 if (it->first.first == topic) {
                     paths.push_back(it->second.offset_path);
@@ -215,14 +214,14 @@ class ConsumeService::Impl {
         }
         for (const auto& path : paths) committer_.remove(path, /*write_last=*/false);
         {
-            std::lock_guard lock(hwm_mutex_);
+            MutexLock lock(hwm_mutex_);
             std::erase_if(hwms_, [&](const auto& entry) { return entry.first.first == topic; });
         }
         metrics_.remove_topic(std::string(topic));
     }
 
     void apply_limits(const meta::MetaSnapshot& snapshot) {
-        std::lock_guard lock(queues_mutex_);
+        MutexLock lock(queues_mutex_);
         for (auto& [key, entry] : queues_) {
             const meta::Topic* topic = snapshot->find_topic(key.first);
             if (topic != nullptr && topic->incarnation == entry.incarnation) {
@@ -232,7 +231,7 @@ class ConsumeService::Impl {
     }
 
     std::optional<QueueStats> stats(std::string_view topic, PartitionId partition) const {
-        std::lock_guard lock(queues_mutex_);
+        MutexLock lock(queues_mutex_);
         auto it = queues_.find({std::string(topic), partition.value()});
         if (it == queues_.end()) return std::nullopt;
         return it->second.queue->stats();
@@ -263,7 +262,7 @@ class ConsumeService::Impl {
     }
 
     std::optional<ConsumerPosition> position(std::string_view topic, PartitionId partition) const {
-        std::lock_guard lock(queues_mutex_);
+        MutexLock lock(queues_mutex_);
         auto it = queues_.find({std::string(topic), partition.value()});
         if (it == queues_.end()) return std::nullopt;
         return it->second.queue->position();
@@ -272,14 +271,14 @@ class ConsumeService::Impl {
     void drop_partition(std::string_view topic, PartitionId partition, bool write_last) {
         std::string path;
         {
-            std::lock_guard lock(queues_mutex_);
+            MutexLock lock(queues_mutex_);
             auto it = queues_.find({std::string(topic), partition.value()});
             if (it == queues_.end()) return;
             path = it->second.offset_path;
             queues_.erase(it);
         }
         committer_.remove(path, write_last);
-        std::lock_guard lock(hwm_mutex_);
+        MutexLock lock(hwm_mutex_);
         hwms_.erase({std::string(topic), partition.value()});
     }
 
@@ -302,7 +301,7 @@ class ConsumeService::Impl {
 
     std::shared_ptr<PartitionQueue> existing_queue(std::string_view topic, PartitionId partition,
                                                    const IncarnationId& incarnation) {
-        std::lock_guard lock(queues_mutex_);
+        MutexLock lock(queues_mutex_);
         auto it = queues_.find({std::string(topic), partition.value()});
         if (it == queues_.end() || it->second.incarnation != incarnation) return nullptr;
         return it->second.queue;
@@ -314,7 +313,7 @@ class ConsumeService::Impl {
                                                       PartitionId partition) {
         if (auto queue = existing_queue(topic.name, partition, topic.incarnation)) return queue;
         auto guard = guards_.guard(topic.name);
-        std::shared_lock topic_lock(*guard);
+        ReaderLock topic_lock(*guard);
         meta::MetaSnapshot current_view = store_.snapshot();
         const meta::Topic* current = current_view->find_topic(topic.name);
         if (current == nullptr || current->incarnation != topic.incarnation) {
@@ -332,7 +331,7 @@ class ConsumeService::Impl {
             NARAD_LOG_ERROR("consumer position {} unreadable ({}); redelivering from the start",
                             path, loaded.status().to_string());
         }
-        std::lock_guard lock(queues_mutex_);
+        MutexLock lock(queues_mutex_);
         auto key = std::make_pair(topic.name, partition.value());
         auto it = queues_.find(key);
         if (it != queues_.end() && it->second.incarnation == topic.incarnation) {
@@ -473,7 +472,7 @@ class ConsumeService::Impl {
 
     std::shared_ptr<std::atomic<uint64_t>> dropped_counter(const meta::Topic& topic,
                                                            PartitionId partition) {
-        std::lock_guard lock(queues_mutex_);
+        MutexLock lock(queues_mutex_);
         auto it = queues_.find({topic.name, partition.value()});
         if (it == queues_.end()) return std::make_shared<std::atomic<uint64_t>>(0);
         return it->second.dropped;
@@ -487,7 +486,7 @@ class ConsumeService::Impl {
     }
 
     uint32_t next_start(const std::string& topic, uint32_t partitions) {
-        std::lock_guard lock(cursor_mutex_);
+        MutexLock lock(cursor_mutex_);
         return cursors_[topic]++ % partitions;
     }
 
@@ -497,7 +496,7 @@ class ConsumeService::Impl {
             if (waiter->finished.load()) return;
             uint64_t generation;
             {
-                std::lock_guard lock(waiters_mutex_);
+                MutexLock lock(waiters_mutex_);
                 generation = generations_[waiter->request.topic];
             }
             Result<std::vector<Delivery>> result = try_once(waiter->request);
@@ -510,7 +509,7 @@ class ConsumeService::Impl {
                 finish(waiter, std::move(result), outcome);
                 return;
             }
-            std::lock_guard lock(waiters_mutex_);
+            MutexLock lock(waiters_mutex_);
             if (shut_down_) {
                 // fall through to answer "nothing" below, outside the lock
             } else if (generations_[waiter->request.topic] != generation) {
@@ -534,7 +533,7 @@ class ConsumeService::Impl {
 
     void expire(const std::shared_ptr<Waiter>& waiter) {
         {
-            std::lock_guard lock(waiters_mutex_);
+            MutexLock lock(waiters_mutex_);
             auto& list = waiters_[waiter->request.topic];
             std::erase(list, waiter);
         }
@@ -579,7 +578,7 @@ class ConsumeService::Impl {
     void wake(const std::string& topic, uint64_t count) {
         std::vector<std::shared_ptr<Waiter>> woken;
         {
-            std::lock_guard lock(waiters_mutex_);
+            MutexLock lock(waiters_mutex_);
             ++generations_[topic];
             auto it = waiters_.find(topic);
             if (it == waiters_.end() || it->second.empty()) return;
@@ -599,14 +598,15 @@ class ConsumeService::Impl {
 
     // Ends lapsed leases and wakes the topics that have waiters for them.
     void reap_loop() {
-        std::unique_lock lock(reaper_mutex_);
+        MutexLock lock(reaper_mutex_);
         while (!stopping_) {
-            reaper_wake_.wait_for(lock, options_.reaper_interval, [&] { return stopping_; });
+            reaper_wake_.wait_for(lock, options_.reaper_interval,
+                                  [&]() REQUIRES(reaper_mutex_) { return stopping_; });
             if (stopping_) break;
             lock.unlock();
             std::vector<std::pair<std::string, std::shared_ptr<PartitionQueue>>> queues;
             {
-                std::lock_guard queues_lock(queues_mutex_);
+                MutexLock queues_lock(queues_mutex_);
                 for (auto& [key, entry] : queues_) queues.emplace_back(key.first, entry.queue);
             }
             std::vector<std::string> topics;
@@ -624,7 +624,7 @@ class ConsumeService::Impl {
     void collect() {
         std::vector<std::tuple<std::string, uint32_t, Entry>> queues;
         {
-            std::lock_guard lock(queues_mutex_);
+            MutexLock lock(queues_mutex_);
             for (auto& [key, entry] : queues_) queues.emplace_back(key.first, key.second, entry);
         }
         WallTime now = clock_.wall_now();
@@ -648,24 +648,23 @@ class ConsumeService::Impl {
     ServingFilter serving_;  // set before start(), then only read
     Readers readers_;        // set before start(), then only read
 
-    mutable std::mutex queues_mutex_;
-    std::map<std::pair<std::string, uint32_t>, Entry> queues_;  // GUARDED_BY(queues_mutex_)
+    mutable Mutex queues_mutex_;
+    std::map<std::pair<std::string, uint32_t>, Entry> queues_ GUARDED_BY(queues_mutex_);
 
-    std::mutex hwm_mutex_;
-    std::map<std::pair<std::string, uint32_t>, Offset> hwms_;  // GUARDED_BY(hwm_mutex_) last seen
+    Mutex hwm_mutex_;
+    std::map<std::pair<std::string, uint32_t>, Offset> hwms_ GUARDED_BY(hwm_mutex_);  // last seen
 
-    std::mutex cursor_mutex_;
-    std::map<std::string, uint32_t> cursors_;  // GUARDED_BY(cursor_mutex_)
+    Mutex cursor_mutex_;
+    std::map<std::string, uint32_t> cursors_ GUARDED_BY(cursor_mutex_);
 
-    std::mutex waiters_mutex_;
-    std::map<std::string, std::vector<std::shared_ptr<Waiter>>>
-        waiters_;                                  // GUARDED_BY(waiters_mutex_)
-    std::map<std::string, uint64_t> generations_;  // GUARDED_BY(waiters_mutex_)
-    bool shut_down_ = false;                       // GUARDED_BY(waiters_mutex_)
+    Mutex waiters_mutex_;
+    std::map<std::string, std::vector<std::shared_ptr<Waiter>>> waiters_ GUARDED_BY(waiters_mutex_);
+    std::map<std::string, uint64_t> generations_ GUARDED_BY(waiters_mutex_);
+    bool shut_down_ GUARDED_BY(waiters_mutex_) = false;
 
-    std::mutex reaper_mutex_;
-    std::condition_variable reaper_wake_;
-    bool stopping_ = false;  // GUARDED_BY(reaper_mutex_)
+    Mutex reaper_mutex_;
+    CondVar reaper_wake_;
+    bool stopping_ GUARDED_BY(reaper_mutex_) = false;
     std::thread reaper_;
     uint64_t collector_id_ = 0;
 };

@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <deque>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "meta/local_meta_store.h"
 #include "queue/consume_metrics.h"
@@ -28,7 +28,7 @@ class ThreadScheduler final : public Scheduler {
     ThreadScheduler() : timer_thread_([this] { run(); }) {}
     ~ThreadScheduler() override {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             stopping_ = true;
         }
         wake_.notify_all();
@@ -37,7 +37,7 @@ class ThreadScheduler final : public Scheduler {
     std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn) override {
         auto task = std::make_shared<Task>();
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             timers_.emplace(std::chrono::steady_clock::now() + delay, [task, fn = std::move(fn)] {
                 if (!task->cancelled) fn();
             });
@@ -49,7 +49,7 @@ class ThreadScheduler final : public Scheduler {
 
   private:
     void run() {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         while (!stopping_) {
             if (timers_.empty()) {
                 wake_.wait(lock);
@@ -63,8 +63,8 @@ class ThreadScheduler final : public Scheduler {
         }
     }
 
-    std::mutex mutex_;
-    std::condition_variable wake_;
+    Mutex mutex_;
+    CondVar wake_;
     std::multimap<std::chrono::steady_clock::time_point, std::function<void()>> timers_;
     bool stopping_ = false;
     ThreadPool pool_{"test-sched", 2};
@@ -111,15 +111,15 @@ class ConsumeServiceTest : public ::testing::Test {
     }
     // Consumes and waits for the answer.
     Result<std::vector<Delivery>> consume(ConsumeRequest request) {
-        std::mutex mutex;
-        std::condition_variable done;
+        Mutex mutex;
+        CondVar done;
         std::optional<Result<std::vector<Delivery>>> result;
         service_->consume(std::move(request), [&](Result<std::vector<Delivery>> r) {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             result = std::move(r);
             done.notify_all();
         });
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         done.wait(lock, [&] { return result.has_value(); });
         return std::move(*result);
     }
@@ -164,21 +164,21 @@ TEST_F(ConsumeServiceTest, LongPollIsWokenByAnAppend) {
 TEST_F(ConsumeServiceTest, EachAppendWakesAParkedConsumer) {
     create_topic("t", 3);
     constexpr int kConsumers = 8;
-    std::mutex mutex;
-    std::condition_variable changed;
+    Mutex mutex;
+    CondVar changed;
     int answered = 0;
     int parked_messages = 0;
     for (int i = 0; i < kConsumers; ++i) {
         service_->consume({.topic = "t", .wait = Millis(60'000)},
                           [&](Result<std::vector<Delivery>> r) {
-                              std::lock_guard lock(mutex);
+                              MutexLock lock(mutex);
                               ++answered;
                               if (r.is_ok()) parked_messages += static_cast<int>(r->size());
                               changed.notify_all();
                           });
     }
     for (int i = 0; i < kConsumers; ++i) append("t", static_cast<uint32_t>(i % 3), 1);
-    std::unique_lock lock(mutex);
+    MutexLock lock(mutex);
     ASSERT_TRUE(
         changed.wait_for(lock, std::chrono::seconds(30), [&] { return answered == kConsumers; }))
         << "only " << answered << " of " << kConsumers << " parked consumers were answered";
@@ -197,7 +197,7 @@ TEST_F(ConsumeServiceTest, NoMessageIsDeliveredTwiceWhileLeased) {
     create_topic("t", 3);
     constexpr int kConsumers = 6;
     constexpr int kMessages = 600;
-    std::mutex mutex;
+    Mutex mutex;
     std::map<std::pair<uint32_t, uint64_t>, int> deliveries;
     std::atomic<int> delivered{0};
     std::vector<std::thread> consumers;
@@ -206,7 +206,7 @@ TEST_F(ConsumeServiceTest, NoMessageIsDeliveredTwiceWhileLeased) {
             while (delivered.load() < kMessages) {
                 auto got = consume({.topic = "t", .max = 7, .wait = Millis(15)});
                 ASSERT_TRUE(got.is_ok());
-                std::lock_guard lock(mutex);
+                MutexLock lock(mutex);
                 for (const Delivery& d : *got) {
                     ++deliveries[{d.partition.value(), d.offset.value()}];
                     ++delivered;
@@ -355,13 +355,13 @@ TEST_F(ConsumeServiceTest, StopAnswersParkedLongPolls) {
 // Readers that only queue what they are given, so a test runs each read when it chooses (or
 // refuses them all, as a full or a stopping pool would).
 struct QueuedReaders {
-    std::mutex mutex;
-    std::condition_variable given;
-    std::deque<std::function<void()>> reads;                 // GUARDED_BY(mutex)
-    ThreadPool::Posted answer = ThreadPool::Posted::queued;  // GUARDED_BY(mutex)
+    Mutex mutex;
+    CondVar given;
+    std::deque<std::function<void()>> reads GUARDED_BY(mutex);
+    ThreadPool::Posted answer GUARDED_BY(mutex) = ThreadPool::Posted::queued;
     ConsumeService::Readers run() {
         return [this](std::function<void()> read) {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             if (answer != ThreadPool::Posted::queued) return answer;
             reads.push_back(std::move(read));
             given.notify_all();
@@ -369,23 +369,24 @@ struct QueuedReaders {
         };
     }
     void answer_with(ThreadPool::Posted posted) {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         answer = posted;
     }
     // Waits (bounded) until a read is queued.
     bool wait_queued() {
-        std::unique_lock lock(mutex);
-        return given.wait_for(lock, std::chrono::seconds(10), [&] { return !reads.empty(); });
+        MutexLock lock(mutex);
+        return given.wait_for(lock, std::chrono::seconds(10),
+                              [&]() REQUIRES(mutex) { return !reads.empty(); });
     }
     size_t queued() {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         return reads.size();
     }
     // Runs the oldest queued read on this thread; false if none was queued.
     bool run_one() {
         std::function<void()> read;
         {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             if (reads.empty()) return false;
             read = std::move(reads.front());
             reads.pop_front();
@@ -420,23 +421,23 @@ class ConsumeReadersTest : public ConsumeServiceTest {
 TEST_F(ConsumeReadersTest, AttemptsRunOnTheReadersNotTheCallingThread) {
     create_topic("t", 1);
     append("t", 0, 1);
-    std::mutex mutex;
-    std::condition_variable answered;
-    std::vector<std::string> got;  // GUARDED_BY(mutex)
+    Mutex mutex;
+    CondVar answered;
+    std::vector<std::string> got;  // under mutex
     auto done = [&](Result<std::vector<Delivery>> r) {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         got.push_back(r.is_ok() && !r->empty() ? r->front().value : "<none>");
         answered.notify_all();
     };
     service_->consume({.topic = "t"}, done);
     EXPECT_EQ(queued_.queued(), 1u);
     {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         EXPECT_TRUE(got.empty()) << "the consume was answered before a reader ran it";
     }
     ASSERT_TRUE(queued_.run_one());
     {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         ASSERT_EQ(got, std::vector<std::string>{"v0"});
     }
 
@@ -447,11 +448,11 @@ TEST_F(ConsumeReadersTest, AttemptsRunOnTheReadersNotTheCallingThread) {
     append("t", 0, 1);
     ASSERT_TRUE(queued_.wait_queued()) << "the append woke no read on the readers";
     {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         EXPECT_EQ(got.size(), 1u) << "the woken long-poll was read outside the readers";
     }
     ASSERT_TRUE(queued_.run_one());
-    std::unique_lock lock(mutex);
+    MutexLock lock(mutex);
     ASSERT_TRUE(answered.wait_for(lock, std::chrono::seconds(10), [&] { return got.size() == 2; }));
     EXPECT_EQ(got[1], "v0");  // the second append's first record
 }

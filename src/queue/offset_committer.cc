@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "queue/consumer_offset_file.h"
 
@@ -31,20 +32,20 @@ OffsetCommitter::OffsetCommitter(io::FileSystem& fs, Millis interval, Clock& clo
 OffsetCommitter::~OffsetCommitter() { stop(); }
 
 void OffsetCommitter::start() {
-    std::lock_guard lifecycle(lifecycle_mutex_);
+    MutexLock lifecycle(lifecycle_mutex_);
     if (thread_.joinable()) return;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stop_requested_ = false;
     }
     thread_ = named_thread("narad-offsets", [this] { run(); });
 }
 
 void OffsetCommitter::stop() {
-    std::lock_guard lifecycle(lifecycle_mutex_);
+    MutexLock lifecycle(lifecycle_mutex_);
     if (thread_.joinable()) {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             stop_requested_ = true;
         }
         wake_.notify_all();
@@ -56,17 +57,17 @@ void OffsetCommitter::stop() {
 
 void OffsetCommitter::add(const std::string& path, std::shared_ptr<PartitionQueue> queue) {
     NARAD_ASSERT(queue != nullptr, "OffsetCommitter::add without a queue");
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     entries_[path] = Entry{std::move(queue), std::nullopt};
 }
 
 void OffsetCommitter::remove(const std::string& path, bool write_last) {
     // write_mutex_ first: once remove() returns, no pass still holds the entry, so nothing writes
     // `path` again (the caller may be deleting the directory).
-    std::lock_guard write_lock(write_mutex_);
+    MutexLock write_lock(write_mutex_);
     Entry entry;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = entries_.find(path);
         if (it == entries_.end()) return;
         entry = std::move(it->second);
@@ -80,19 +81,19 @@ Status OffsetCommitter::flush() { return write_pass(); }
 uint64_t OffsetCommitter::failures() const { return failures_.load(); }
 
 uint64_t OffsetCommitter::ticks() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return ticks_;
 }
 
 bool OffsetCommitter::wait_for_ticks(uint64_t count, Millis timeout) {
-    std::unique_lock lock(mutex_);
-    return tick_done_.wait_for(lock, timeout, [&] { return ticks_ >= count; });
+    MutexLock lock(mutex_);
+    return tick_done_.wait_for(lock, timeout, [&]() REQUIRES(mutex_) { return ticks_ >= count; });
 }
 
 void OffsetCommitter::run() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     while (true) {
-        wake_.wait_for(lock, interval_, [&] { return stop_requested_; });
+        wake_.wait_for(lock, interval_, [&]() REQUIRES(mutex_) { return stop_requested_; });
         if (stop_requested_) return;  // stop() writes the final pass itself
         lock.unlock();
         (void)write_pass();  // failures are logged and retried next tick
@@ -103,10 +104,10 @@ void OffsetCommitter::run() {
 }
 
 Status OffsetCommitter::write_pass() {
-    std::lock_guard write_lock(write_mutex_);
+    MutexLock write_lock(write_mutex_);
     std::vector<std::pair<std::string, Entry>> snapshot;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         snapshot.assign(entries_.begin(), entries_.end());
     }
     Status first_error;
@@ -128,7 +129,7 @@ Status OffsetCommitter::write_if_changed(const std::string& path, Entry& entry) 
         return status;
     }
     entry.written_version = version;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (auto it = entries_.find(path); it != entries_.end() && it->second.queue == entry.queue) {
         it->second.written_version = version;
     }
@@ -138,7 +139,7 @@ Status OffsetCommitter::write_if_changed(const std::string& path, Entry& entry) 
 void OffsetCommitter::note_failure(const std::string& path, const Status& status) {
     failures_.fetch_add(1);
     write_errors().inc();
-    std::lock_guard lock(log_mutex_);
+    MutexLock lock(log_mutex_);
     MonoTime now = clock_.now();
     if (last_failure_log_ && now - *last_failure_log_ < kFailureLogInterval) {
         ++unlogged_failures_;

@@ -9,15 +9,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "io/file_system.h"
 #include "queue/partition_queue.h"
 
@@ -71,21 +70,21 @@ class OffsetCommitter {
     Clock& clock_;
 
     // Held across a whole write pass; taken before mutex_ when both are needed.
-    std::mutex write_mutex_;
+    Mutex write_mutex_ ACQUIRED_BEFORE(mutex_);
 
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;          // stop() wakes the thread at once
-    std::condition_variable tick_done_;     // for wait_for_ticks()
-    std::map<std::string, Entry> entries_;  // GUARDED_BY(mutex_)
-    bool stop_requested_ = false;           // GUARDED_BY(mutex_)
-    uint64_t ticks_ = 0;                    // GUARDED_BY(mutex_)
-    std::thread thread_;                    // started and joined under lifecycle_mutex_
-    std::mutex lifecycle_mutex_;            // serialises start() and stop()
+    mutable Mutex mutex_;
+    CondVar wake_;       // stop() wakes the thread at once
+    CondVar tick_done_;  // for wait_for_ticks()
+    std::map<std::string, Entry> entries_ GUARDED_BY(mutex_);
+    bool stop_requested_ GUARDED_BY(mutex_) = false;
+    uint64_t ticks_ GUARDED_BY(mutex_) = 0;
+    std::thread thread_;     // started and joined under lifecycle_mutex_
+    Mutex lifecycle_mutex_;  // serialises start() and stop()
 
     std::atomic<uint64_t> failures_{0};
-    std::mutex log_mutex_;
-    std::optional<MonoTime> last_failure_log_;  // GUARDED_BY(log_mutex_)
-    uint64_t unlogged_failures_ = 0;            // GUARDED_BY(log_mutex_)
+    Mutex log_mutex_;
+    std::optional<MonoTime> last_failure_log_ GUARDED_BY(log_mutex_);
+    uint64_t unlogged_failures_ GUARDED_BY(log_mutex_) = 0;
 };
 
 }  // namespace narad::queue

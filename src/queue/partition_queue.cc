@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include "base/mutex.h"
+
 namespace narad::queue {
 namespace {
 
@@ -31,7 +33,7 @@ PartitionQueue::PartitionQueue(Clock& clock, ConsumerPosition start, QueueLimits
 }
 
 void PartitionQueue::set_limits(QueueLimits limits) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     limits_ = limits;
     if (limits_.max_deliveries == 0) {
         // Dead letters turned off: what waited for one is delivered again.
@@ -41,7 +43,7 @@ void PartitionQueue::set_limits(QueueLimits limits) {
 }
 
 std::vector<Lease> PartitionQueue::reserve(Offset high_watermark, size_t max) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     expire_leases_locked();
     std::vector<Lease> leases;
     if (in_flight_.size() >= limits_.max_in_flight) return leases;
@@ -84,7 +86,7 @@ std::vector<Lease> PartitionQueue::reserve(Offset high_watermark, size_t max) {
 }
 
 Status PartitionQueue::ack(Offset offset, uint64_t lease_id) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     expire_leases_locked();
     auto found = find_lease_locked(offset, lease_id);
     if (!found.is_ok()) return found.status();
@@ -96,7 +98,7 @@ Status PartitionQueue::ack(Offset offset, uint64_t lease_id) {
 }
 
 Result<MonoTime> PartitionQueue::extend(Offset offset, uint64_t lease_id) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     expire_leases_locked();
     NARAD_ASSIGN_OR_RETURN(Lease * lease, find_lease_locked(offset, lease_id));
     by_deadline_.erase({lease->deadline, offset});
@@ -106,7 +108,7 @@ Result<MonoTime> PartitionQueue::extend(Offset offset, uint64_t lease_id) {
 }
 
 Status PartitionQueue::nack(Offset offset, uint64_t lease_id, std::string_view reason) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     expire_leases_locked();
     NARAD_ASSIGN_OR_RETURN(Lease * lease, find_lease_locked(offset, lease_id));
     uint32_t delivered = lease->delivery;
@@ -117,7 +119,7 @@ Status PartitionQueue::nack(Offset offset, uint64_t lease_id, std::string_view r
 }
 
 std::vector<Exhausted> PartitionQueue::exhausted() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::vector<Exhausted> out;
     for (const auto& [offset, deliveries] : exhausted_) {
         auto reason = reasons_.find(offset);
@@ -127,7 +129,7 @@ std::vector<Exhausted> PartitionQueue::exhausted() const {
 }
 
 bool PartitionQueue::settle_exhausted(Offset offset) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (exhausted_.erase(offset) == 0) return false;
     settle_locked(offset);
     return true;
@@ -142,7 +144,7 @@ void PartitionQueue::requeue_locked(Offset offset, uint32_t delivered) {
 }
 
 void PartitionQueue::skip(Offset offset) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (offset < frontier_ || acked_ahead_.contains(offset)) return;
     if (auto it = in_flight_.find(offset); it != in_flight_.end()) end_lease_locked(it->second);
     redeliver_.erase(offset);
@@ -151,7 +153,7 @@ void PartitionQueue::skip(Offset offset) {
 }
 
 void PartitionQueue::skip_below(Offset oldest) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (oldest <= frontier_) return;
     frontier_ = oldest;
     acked_ahead_.erase(acked_ahead_.begin(), acked_ahead_.lower_bound(oldest));
@@ -172,29 +174,29 @@ void PartitionQueue::skip_below(Offset oldest) {
 }
 
 size_t PartitionQueue::expire_leases() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return expire_leases_locked();
 }
 
 std::optional<MonoTime> PartitionQueue::next_deadline() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (by_deadline_.empty()) return std::nullopt;
     return by_deadline_.begin()->first;
 }
 
 ConsumerPosition PartitionQueue::position() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return ConsumerPosition{frontier_,
                             std::vector<Offset>(acked_ahead_.begin(), acked_ahead_.end())};
 }
 
 uint64_t PartitionQueue::position_version() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return position_version_;
 }
 
 QueueStats PartitionQueue::stats() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return QueueStats{
         .in_flight = static_cast<uint32_t>(in_flight_.size()),
         .acked_ahead = static_cast<uint32_t>(acked_ahead_.size()),

@@ -21,7 +21,6 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -32,6 +31,7 @@
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace narad::queue {
@@ -121,40 +121,40 @@ class PartitionQueue {
 
   private:
     // Why a lease check failed, or the lease it found.
-    Result<Lease*> find_lease_locked(Offset offset, uint64_t lease_id);
-    void end_lease_locked(const Lease& lease);
-    Lease grant_lease_locked(Offset offset, uint32_t delivery);
-    size_t expire_leases_locked();
+    Result<Lease*> find_lease_locked(Offset offset, uint64_t lease_id) REQUIRES(mutex_);
+    void end_lease_locked(const Lease& lease) REQUIRES(mutex_);
+    Lease grant_lease_locked(Offset offset, uint32_t delivery) REQUIRES(mutex_);
+    size_t expire_leases_locked() REQUIRES(mutex_);
     // An ended lease's offset: delivered again, or set aside once it has had its deliveries.
-    void requeue_locked(Offset offset, uint32_t delivered);
+    void requeue_locked(Offset offset, uint32_t delivered) REQUIRES(mutex_);
     // Marks `offset` acked (it is not yet) and moves the frontier over acked offsets.
-    void settle_locked(Offset offset);
-    void advance_frontier_locked();
+    void settle_locked(Offset offset) REQUIRES(mutex_);
+    void advance_frontier_locked() REQUIRES(mutex_);
 
     Clock& clock_;
-    mutable std::mutex mutex_;
-    QueueLimits limits_;  // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    QueueLimits limits_ GUARDED_BY(mutex_);
     // Every offset below frontier_ is acked; frontier_ itself never is.
-    Offset frontier_;  // GUARDED_BY(mutex_)
+    Offset frontier_ GUARDED_BY(mutex_);
     // Acked offsets above the frontier (all > frontier_).
-    std::set<Offset> acked_ahead_;  // GUARDED_BY(mutex_)
+    std::set<Offset> acked_ahead_ GUARDED_BY(mutex_);
     // Leased offsets, and the same leases ordered by deadline for expiry.
-    std::unordered_map<Offset, Lease> in_flight_;        // GUARDED_BY(mutex_)
-    std::set<std::pair<MonoTime, Offset>> by_deadline_;  // GUARDED_BY(mutex_)
+    std::unordered_map<Offset, Lease> in_flight_ GUARDED_BY(mutex_);
+    std::set<std::pair<MonoTime, Offset>> by_deadline_ GUARDED_BY(mutex_);
     // Offsets handed out before whose lease ended without an ack (nack or lapse), with how many
     // times each was delivered; delivered again before any new offset.
-    std::map<Offset, uint32_t> redeliver_;  // GUARDED_BY(mutex_)
+    std::map<Offset, uint32_t> redeliver_ GUARDED_BY(mutex_);
     // Offsets that had max_deliveries deliveries, waiting for their dead letter (with how many).
-    std::map<Offset, uint32_t> exhausted_;  // GUARDED_BY(mutex_)
+    std::map<Offset, uint32_t> exhausted_ GUARDED_BY(mutex_);
     // The last nack reason given per unsettled offset.
-    std::map<Offset, std::string> reasons_;  // GUARDED_BY(mutex_)
+    std::map<Offset, std::string> reasons_ GUARDED_BY(mutex_);
     // The lowest offset never handed out (>= frontier_). Every offset in [frontier_, next_unread_)
     // is exactly one of: acked ahead, in flight, waiting for redelivery, exhausted. Offsets at or
     // above it may also be acked ahead (skip() of a frame never handed out); reserve() steps over
     // those.
-    Offset next_unread_;             // GUARDED_BY(mutex_)
-    uint64_t next_lease_id_;         // GUARDED_BY(mutex_)
-    uint64_t position_version_ = 0;  // GUARDED_BY(mutex_)
+    Offset next_unread_ GUARDED_BY(mutex_);
+    uint64_t next_lease_id_ GUARDED_BY(mutex_);
+    uint64_t position_version_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace narad::queue

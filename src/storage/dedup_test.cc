@@ -1,10 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "storage/test_util.h"
 
 namespace narad::storage {
@@ -133,13 +132,13 @@ TEST_F(DedupTest, ConcurrentRetriesAppendOnce) {
     open_log();
     append_values(0, 1, kIngress);
     // Same group: hold the first leader until both retries queued behind it.
-    std::mutex mutex;
-    std::condition_variable changed;
+    Mutex mutex;
+    CondVar changed;
     int enqueued = 0;
     std::atomic<bool> held{false};
     failpoint::set_hook("storage.append.enqueued", [&] {
         {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             ++enqueued;
         }
         changed.notify_all();
@@ -147,7 +146,7 @@ TEST_F(DedupTest, ConcurrentRetriesAppendOnce) {
     });
     failpoint::set_hook("storage.append.after_write", [&] {
         if (!held.exchange(true)) {
-            std::unique_lock lock(mutex);
+            MutexLock lock(mutex);
             changed.wait(lock, [&] { return enqueued == 3; });
         }
         return Status::ok();
@@ -162,7 +161,7 @@ TEST_F(DedupTest, ConcurrentRetriesAppendOnce) {
             appended[t] = append_values(1, 4, ingress).appended;
         });
         if (t == 0) {
-            std::unique_lock lock(mutex);
+            MutexLock lock(mutex);
             changed.wait(lock, [&] { return enqueued == 1; });
         }
     }

@@ -1,12 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "base/mutex.h"
 #include "storage/test_util.h"
 
 namespace narad::storage {
@@ -21,7 +20,7 @@ class GroupCommitTest : public LogTest {
     void hold_first_leader(int appenders, std::function<void()> on_later_write = {}) {
         failpoint::set_hook("storage.append.enqueued", [this] {
             {
-                std::lock_guard lock(mutex_);
+                MutexLock lock(mutex_);
                 ++enqueued_;
             }
             changed_.notify_all();
@@ -29,8 +28,8 @@ class GroupCommitTest : public LogTest {
         });
         failpoint::set_hook("storage.append.after_write", [this, appenders, on_later_write] {
             if (!held_.exchange(true)) {
-                std::unique_lock lock(mutex_);
-                changed_.wait(lock, [&] { return enqueued_ == appenders; });
+                MutexLock lock(mutex_);
+                changed_.wait(lock, [&]() REQUIRES(mutex_) { return enqueued_ == appenders; });
             } else if (on_later_write) {
                 on_later_write();
             }
@@ -38,9 +37,9 @@ class GroupCommitTest : public LogTest {
         });
     }
 
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    int enqueued_ = 0;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    CondVar changed_;
+    int enqueued_ GUARDED_BY(mutex_) = 0;
     std::atomic<bool> held_{false};
 };
 

@@ -6,6 +6,7 @@
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "storage/log_impl.h"
 #include "storage/offset_index.h"
 
@@ -17,8 +18,9 @@ struct PartitionLogImpl::Writer {
     uint64_t bytes = 0;                   // keys and values
     std::vector<ProducerStamp> accepted;  // stamps of the records kept (leader)
     Result<AppendResult> result{Errc::internal, "append not run"};
-    bool done = false;  // GUARDED_BY(writer_mutex_)
-    std::condition_variable cv;
+    bool done =
+        false;  // under the log's writer_mutex_ (another object's, which the analysis cannot name)
+    CondVar cv;
 };
 
 namespace {
@@ -60,7 +62,7 @@ Result<AppendResult> PartitionLogImpl::append(std::span<const Record> records) {
     NARAD_RETURN_IF_ERROR(
         encode_records(records, options_.codec, options_.compression_level, writer.encoded));
 
-    std::unique_lock lock(writer_mutex_);
+    MutexLock lock(writer_mutex_);
     if (closing_) return Status(Errc::shutting_down, "partition log is closed");
     writers_.push_back(&writer);
     // Tests use this to hold a leader until followers have queued; a hook here must not call
@@ -95,7 +97,7 @@ Result<AppendResult> PartitionLogImpl::append(std::span<const Record> records) {
     if (appended) {
         std::function<void(Offset)> listener;
         {
-            std::lock_guard listener_lock(listener_mutex_);
+            MutexLock listener_lock(listener_mutex_);
             listener = listener_;
         }
         if (listener) listener(high_watermark);
@@ -131,7 +133,7 @@ void PartitionLogImpl::filter_duplicates(const std::vector<Writer*>& group) {
     std::vector<std::vector<Record>> kept(group.size());
     std::vector<uint32_t> duplicates(group.size(), 0);
     {
-        std::lock_guard lock(producers_mutex_);
+        MutexLock lock(producers_mutex_);
         for (size_t g = 0; g < group.size(); ++g) {
             Writer& writer = *group[g];
             for (const Record& record : writer.records) {
@@ -177,7 +179,7 @@ Offset PartitionLogImpl::commit_group(const std::vector<Writer*>& group) {
     std::shared_ptr<Segment> active;
     std::shared_ptr<io::File> file;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         high_watermark = high_watermark_;
         active = segments_.back();
         file = active->file;
@@ -219,7 +221,7 @@ Offset PartitionLogImpl::commit_group(const std::vector<Writer*>& group) {
     uint64_t active_bytes;
     uint64_t active_records;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         active_bytes = active->size_bytes;
         active_records = active->end.distance_from(active->base);
     }
@@ -232,7 +234,7 @@ Offset PartitionLogImpl::commit_group(const std::vector<Writer*>& group) {
             fail_group(group, rolled);
             return high_watermark;
         }
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         active = segments_.back();
         file = active->file;
         active_bytes = 0;
@@ -261,7 +263,7 @@ Offset PartitionLogImpl::commit_group(const std::vector<Writer*>& group) {
     // Publish: the index first, then the dedup table, then the HWM, so a reader that sees the
     // new HWM finds every position it needs.
     {
-        std::lock_guard lock(active->index_mutex);
+        MutexLock lock(active->index_mutex);
         uint64_t at = active_bytes;
         for (Writer* writer : group) {
             if (!writer->result.is_ok()) continue;
@@ -275,14 +277,14 @@ Offset PartitionLogImpl::commit_group(const std::vector<Writer*>& group) {
         }
     }
     {
-        std::lock_guard lock(producers_mutex_);
+        MutexLock lock(producers_mutex_);
         for (Writer* writer : group) {
             if (!writer->result.is_ok()) continue;
             for (ProducerStamp stamp : writer->accepted) producers_.commit(stamp);
         }
     }
     {
-        std::unique_lock lock(state_mutex_);
+        WriterLock lock(state_mutex_);
         active->size_bytes = active_bytes + bytes;
         active->end = next;
         high_watermark_ = next;
@@ -324,20 +326,20 @@ Status PartitionLogImpl::roll(const std::shared_ptr<Segment>& active, Offset nex
     std::string index_bytes;
     uint64_t active_bytes;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         active_bytes = active->size_bytes;
     }
     {
-        std::lock_guard lock(active->index_mutex);
+        MutexLock lock(active->index_mutex);
         index_bytes = encode_index(active->base, active_bytes, active->positions);
     }
     {
-        std::lock_guard lock(index_write_mutex_);
+        MutexLock lock(index_write_mutex_);
         NARAD_RETURN_IF_ERROR(io::write_file_atomically(fs_, active->index_path, index_bytes));
     }
     std::string sidecar;
     {
-        std::lock_guard lock(producers_mutex_);
+        MutexLock lock(producers_mutex_);
         sidecar = producers_.encode(next_base);
     }
     NARAD_RETURN_IF_ERROR(io::write_file_atomically(fs_, producers_path_, sidecar));
@@ -354,21 +356,21 @@ Status PartitionLogImpl::roll(const std::shared_ptr<Segment>& active, Offset nex
 
     auto handle = std::make_shared<SealedHandle>();
     {
-        std::unique_lock lock(state_mutex_);
+        WriterLock lock(state_mutex_);
         handle->file = active->file;
         active->sealed = true;
         active->file.reset();
         segments_.push_back(segment);
     }
     {
-        std::lock_guard lock(active->index_mutex);
+        MutexLock lock(active->index_mutex);
         handle->positions = std::move(active->positions);
         active->positions = {};
         active->positions_live = false;
     }
     if (read_since_seal_.exchange(false, std::memory_order_relaxed)) {
         // Someone reads this log, likely near its tail: keep the index it is about to need.
-        std::lock_guard lock(cache_mutex_);
+        MutexLock lock(cache_mutex_);
         // A reader may have loaded it from the new index file already.
         sealed_cache_.remove_if([&](const auto& entry) { return entry.first == active->base; });
         sealed_cache_.emplace_front(active->base, std::move(handle));

@@ -16,16 +16,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "storage/frame.h"
 #include "storage/partition_log.h"
 #include "storage/producer_table.h"
@@ -51,15 +49,16 @@ struct Segment {
     const std::string log_path;
     const std::string index_path;
 
-    // GUARDED_BY(PartitionLogImpl::state_mutex_):
+    // Guarded by the owning log's state_mutex_ (another object's mutex, which the analysis
+    // cannot name here):
     Offset end;               // the offset after its last committed record
     uint64_t size_bytes = 0;  // committed bytes (the active segment: up to the HWM)
     bool sealed = false;
     std::shared_ptr<io::File> file;  // the active segment's file; sealed ones go through the cache
 
-    std::mutex index_mutex;
-    std::vector<uint32_t> positions;  // GUARDED_BY(index_mutex): the active segment's index
-    bool positions_live = false;      // GUARDED_BY(index_mutex): positions is the index
+    Mutex index_mutex;
+    std::vector<uint32_t> positions GUARDED_BY(index_mutex);  // the active segment's index
+    bool positions_live GUARDED_BY(index_mutex) = false;      // positions is the index
 };
 
 // A sealed segment opened for reading, with its index loaded.
@@ -106,12 +105,12 @@ class PartitionLogImpl final : public PartitionLog {
                                 RecoveryReport& report);
     Status recover_active_segment(Segment& segment, const FrameVisitor& visitor,
                                   RecoveryReport& report);
-    Status rebuild_producers();
+    Status rebuild_producers() REQUIRES(state_mutex_);
     FrameVisitor replay_visitor(Offset replay_from);
     Result<std::shared_ptr<Segment>> create_segment(Offset base);
 
     // ---- log_append.cc ----
-    std::vector<Writer*> take_group();  // REQUIRES(writer_mutex_)
+    std::vector<Writer*> take_group() REQUIRES(writer_mutex_);
     Offset commit_group(const std::vector<Writer*>& group);
     void filter_duplicates(const std::vector<Writer*>& group);
     Status write_sync_verify(io::File& file, uint64_t position,
@@ -143,46 +142,47 @@ class PartitionLogImpl final : public PartitionLog {
     LogMetrics log_metrics_;
     const std::string producers_path_;
 
-    std::mutex writer_mutex_;
-    std::condition_variable writers_idle_;
-    std::deque<Writer*> writers_;  // GUARDED_BY(writer_mutex_)
-    bool closing_ = false;         // GUARDED_BY(writer_mutex_)
+    Mutex writer_mutex_;
+    CondVar writers_idle_;
+    std::deque<Writer*> writers_ GUARDED_BY(writer_mutex_);
+    bool closing_ GUARDED_BY(writer_mutex_) = false;
     // Set when a failed commit could not be truncated away: the file may hold bytes past the HWM
     // that no one vouches for, so the log refuses appends until it is reopened (recovery cuts
     // them).
     std::atomic<bool> failed_{false};
 
-    std::mutex retention_mutex_;
+    Mutex retention_mutex_;
 
-    mutable std::shared_mutex state_mutex_;
-    std::vector<std::shared_ptr<Segment>> segments_;  // GUARDED_BY(state_mutex_) oldest first
-    Offset high_watermark_;                           // GUARDED_BY(state_mutex_)
-    bool closed_ = false;                             // GUARDED_BY(state_mutex_)
+    mutable SharedMutex state_mutex_;
+    std::vector<std::shared_ptr<Segment>> segments_ GUARDED_BY(state_mutex_);  // oldest first
+    Offset high_watermark_ GUARDED_BY(state_mutex_);
+    bool closed_ GUARDED_BY(state_mutex_) = false;
 
-    mutable std::mutex producers_mutex_;
-    ProducerTable producers_;  // GUARDED_BY(producers_mutex_); changed by the leader only
+    mutable Mutex producers_mutex_;
+    ProducerTable producers_ GUARDED_BY(producers_mutex_);  // changed by the leader only
 
-    mutable std::mutex cache_mutex_;
-    // GUARDED_BY(cache_mutex_), most recently used first.
-    std::list<std::pair<Offset, std::shared_ptr<const SealedHandle>>> sealed_cache_;
+    mutable Mutex cache_mutex_;
+    // Most recently used first.
+    std::list<std::pair<Offset, std::shared_ptr<const SealedHandle>>> sealed_cache_
+        GUARDED_BY(cache_mutex_);
     // Set by every read, cleared by every seal: whether the segment being sealed is worth caching.
     std::atomic<bool> read_since_seal_{false};
-    std::mutex index_write_mutex_;  // one index file write at a time (lazy rebuilds race)
+    Mutex index_write_mutex_;  // one index file write at a time (lazy rebuilds race)
 
     struct CachedBatch {
         Offset segment_base;
         uint32_t position;
         std::shared_ptr<const std::vector<DecodedRecord>> records;
     };
-    std::mutex decode_mutex_;
-    std::list<CachedBatch> decode_cache_;  // GUARDED_BY(decode_mutex_), most recent first
+    Mutex decode_mutex_;
+    std::list<CachedBatch> decode_cache_ GUARDED_BY(decode_mutex_);  // most recent first
 
-    mutable std::mutex corrupt_mutex_;
-    std::set<std::pair<uint64_t, uint32_t>> corrupt_seen_;  // GUARDED_BY(corrupt_mutex_)
-    uint64_t corrupt_frames_seen_ = 0;                      // GUARDED_BY(corrupt_mutex_)
+    mutable Mutex corrupt_mutex_;
+    std::set<std::pair<uint64_t, uint32_t>> corrupt_seen_ GUARDED_BY(corrupt_mutex_);
+    uint64_t corrupt_frames_seen_ GUARDED_BY(corrupt_mutex_) = 0;
 
-    std::mutex listener_mutex_;
-    std::function<void(Offset)> listener_;  // GUARDED_BY(listener_mutex_)
+    Mutex listener_mutex_;
+    std::function<void(Offset)> listener_ GUARDED_BY(listener_mutex_);
 
     std::atomic<bool> counted_open_{false};  // counted in narad_open_partition_logs
 };

@@ -1,16 +1,17 @@
 // Retention, statistics, the append listener and close.
 #include "base/log.h"
+#include "base/mutex.h"
 #include "storage/log_impl.h"
 
 namespace narad::storage::detail {
 
 Offset PartitionLogImpl::high_watermark() const {
-    std::shared_lock lock(state_mutex_);
+    ReaderLock lock(state_mutex_);
     return high_watermark_;
 }
 
 Offset PartitionLogImpl::oldest_offset() const {
-    std::shared_lock lock(state_mutex_);
+    ReaderLock lock(state_mutex_);
     return segments_.empty() ? high_watermark_ : segments_.front()->base;
 }
 
@@ -18,7 +19,7 @@ LogStats PartitionLogImpl::stats() const {
     LogStats stats;
     std::string oldest_path;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         stats.segments = static_cast<uint32_t>(segments_.size());
         stats.high_watermark = high_watermark_;
         stats.oldest_offset = segments_.empty() ? high_watermark_ : segments_.front()->base;
@@ -30,10 +31,10 @@ LogStats PartitionLogImpl::stats() const {
         if (info.is_ok()) stats.oldest_segment_at = info->modified;
     }
     {
-        std::lock_guard lock(cache_mutex_);
+        MutexLock lock(cache_mutex_);
         stats.sealed_segments_cached = static_cast<uint32_t>(sealed_cache_.size());
     }
-    std::lock_guard lock(corrupt_mutex_);
+    MutexLock lock(corrupt_mutex_);
     stats.corrupt_frames_seen = corrupt_frames_seen_;
     return stats;
 }
@@ -42,7 +43,7 @@ std::vector<SegmentInfo> PartitionLogImpl::segments() const {
     std::vector<SegmentInfo> infos;
     std::vector<std::string> paths;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         for (const auto& segment : segments_) {
             infos.push_back(SegmentInfo{segment->base, segment->size_bytes, segment->sealed, {}});
             paths.push_back(segment->log_path);
@@ -56,12 +57,12 @@ std::vector<SegmentInfo> PartitionLogImpl::segments() const {
 }
 
 Result<RetentionResult> PartitionLogImpl::enforce_retention(Millis retention) {
-    std::lock_guard retention_lock(retention_mutex_);
+    MutexLock retention_lock(retention_mutex_);
     MonoTime start = clock_.now();
     WallTime cutoff = clock_.wall_now() - retention;
     std::vector<std::shared_ptr<Segment>> sealed;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         if (closed_) return Status(Errc::shutting_down, "partition log is closed");
         for (const auto& segment : segments_) {
             if (segment->sealed) sealed.push_back(segment);
@@ -85,7 +86,7 @@ Result<RetentionResult> PartitionLogImpl::enforce_retention(Millis retention) {
     // already inside one keeps its open file.
     std::vector<Offset> bases;
     {
-        std::unique_lock lock(state_mutex_);
+        WriterLock lock(state_mutex_);
         for (const auto& segment : doomed) {
             NARAD_ASSERT(segments_.front() == segment, "retention must remove a prefix");
             segments_.erase(segments_.begin());
@@ -124,42 +125,42 @@ void PartitionLogImpl::forget_segments(const std::vector<Offset>& bases) {
         return std::find(bases.begin(), bases.end(), base) != bases.end();
     };
     {
-        std::lock_guard lock(cache_mutex_);
+        MutexLock lock(cache_mutex_);
         sealed_cache_.remove_if([&](const auto& entry) { return doomed(entry.first); });
     }
-    std::lock_guard lock(decode_mutex_);
+    MutexLock lock(decode_mutex_);
     decode_cache_.remove_if([&](const CachedBatch& entry) { return doomed(entry.segment_base); });
 }
 
 void PartitionLogImpl::set_append_listener(std::function<void(Offset)> listener) {
-    std::lock_guard lock(listener_mutex_);
+    MutexLock lock(listener_mutex_);
     listener_ = std::move(listener);
 }
 
 WalSeq PartitionLogImpl::committed_sequence(IngressId ingress) const {
-    std::lock_guard lock(producers_mutex_);
+    MutexLock lock(producers_mutex_);
     return producers_.committed(ingress);
 }
 
 Status PartitionLogImpl::close() {
     {
-        std::unique_lock lock(writer_mutex_);
+        MutexLock lock(writer_mutex_);
         if (closing_) return Status::ok();
         closing_ = true;
-        writers_idle_.wait(lock, [&] { return writers_.empty(); });
+        writers_idle_.wait(lock, [&]() REQUIRES(writer_mutex_) { return writers_.empty(); });
     }
     // No appender is left and none can start: the dedup table is final. Save it so the next
     // open replays nothing.
     Status status;
     Offset high_watermark;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         high_watermark = high_watermark_;
     }
     if (!failed_.load()) {
         std::string sidecar;
         {
-            std::lock_guard lock(producers_mutex_);
+            MutexLock lock(producers_mutex_);
             sidecar = producers_.encode(high_watermark);
         }
         status = io::write_file_atomically(fs_, producers_path_, sidecar);
@@ -169,16 +170,16 @@ Status PartitionLogImpl::close() {
         }
     }
     {
-        std::unique_lock lock(state_mutex_);
+        WriterLock lock(state_mutex_);
         closed_ = true;
         for (const auto& segment : segments_) segment->file.reset();
     }
     {
-        std::lock_guard lock(cache_mutex_);
+        MutexLock lock(cache_mutex_);
         sealed_cache_.clear();
     }
     {
-        std::lock_guard lock(decode_mutex_);
+        MutexLock lock(decode_mutex_);
         decode_cache_.clear();
     }
     if (counted_open_.exchange(false)) metrics_.open_logs.add(-1);

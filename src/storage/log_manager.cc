@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/names.h"
 #include "storage/segment_scan.h"
 #include "storage/storage_metrics.h"
@@ -40,7 +39,7 @@ class LogManager::Impl {
                                               CreateIfMissing create) {
         NARAD_RETURN_IF_ERROR(validate_topic_name(topic));
         Key key{std::string(topic), partition.value()};
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         while (true) {
             if (removing_.contains(key.topic)) {
                 changed_.wait(lock);
@@ -73,7 +72,7 @@ class LogManager::Impl {
     }
 
     std::shared_ptr<PartitionLog> get_if_open(std::string_view topic, PartitionId partition) const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = entries_.find(Key{std::string(topic), partition.value()});
         if (it == entries_.end() || it->second.state != State::open) return nullptr;
         return it->second.log;
@@ -83,7 +82,7 @@ class LogManager::Impl {
         MonoTime now = clock_.now();
         std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             for (auto& [key, entry] : entries_) {
                 // use_count() == 1: only the map holds it, and new holders must come through
                 // this mutex, so it stays unheld until the entry is marked closing.
@@ -104,7 +103,7 @@ class LogManager::Impl {
         NARAD_RETURN_IF_ERROR(validate_topic_name(topic));
         Key key{std::string(topic), partition.value()};
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (entries_.contains(key)) return RetentionResult{};  // open: the regular pass's
         }
         NARAD_ASSIGN_OR_RETURN(bool expired, holds_expired_segment(key, retention));
@@ -116,7 +115,7 @@ class LogManager::Impl {
         // consume that opened it meanwhile keeps it open.
         std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             auto it = entries_.find(key);
             if (it != entries_.end() && it->second.state == State::open &&
                 it->second.log.use_count() == 1) {
@@ -134,8 +133,10 @@ class LogManager::Impl {
         std::string name(topic);
         std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims;
         {
-            std::unique_lock lock(mutex_);
-            changed_.wait(lock, [&] { return !removing_.contains(name) && settled(&name); });
+            MutexLock lock(mutex_);
+            changed_.wait(lock, [&]() REQUIRES(mutex_) {
+                return !removing_.contains(name) && settled(&name);
+            });
             removing_.insert(name);
             for (auto& [key, entry] : entries_) {
                 if (key.topic != name) continue;
@@ -149,7 +150,7 @@ class LogManager::Impl {
         if (status.is_ok() && fs_.exists(topics_directory())) {
             status = fs_.sync_directory(topics_directory());
         }
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         removing_.erase(name);
         changed_.notify_all();
         return status;
@@ -162,8 +163,8 @@ class LogManager::Impl {
         // holders once it is marked closing.
         MonoTime give_up = clock_.now() + Millis(5'000);
         {
-            std::unique_lock lock(mutex_);
-            changed_.wait(lock, [&] {
+            MutexLock lock(mutex_);
+            changed_.wait(lock, [&]() REQUIRES(mutex_) {
                 auto it = entries_.find(key);
                 return it == entries_.end() || it->second.state == State::open;
             });
@@ -176,7 +177,7 @@ class LogManager::Impl {
             std::this_thread::sleep_for(Millis(5));
         }
         if (victim.use_count() > 2) {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             entries_[key].state = State::open;
             changed_.notify_all();
             return Status(Errc::unavailable,
@@ -191,8 +192,8 @@ class LogManager::Impl {
     void close_all() {
         std::vector<std::pair<Key, std::shared_ptr<PartitionLog>>> victims;
         {
-            std::unique_lock lock(mutex_);
-            changed_.wait(lock, [&] { return settled(nullptr); });
+            MutexLock lock(mutex_);
+            changed_.wait(lock, [&]() REQUIRES(mutex_) { return settled(nullptr); });
             for (auto& [key, entry] : entries_) {
                 entry.state = State::closing;
                 victims.emplace_back(key, entry.log);
@@ -202,7 +203,7 @@ class LogManager::Impl {
     }
 
     size_t open_count() const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         size_t count = 0;
         for (const auto& [key, entry] : entries_) count += entry.state == State::open ? 1 : 0;
         return count;
@@ -210,7 +211,7 @@ class LogManager::Impl {
 
     void set_append_listener(
         std::function<void(const std::string&, PartitionId, Offset)> listener) {
-        std::lock_guard lock(listener_->mutex);
+        MutexLock lock(listener_->mutex);
         listener_->function = std::move(listener);
     }
 
@@ -249,12 +250,12 @@ class LogManager::Impl {
     };
     // Shared with every log's listener, so one set_append_listener() reaches logs already open.
     struct ListenerSlot {
-        std::mutex mutex;
-        std::function<void(const std::string&, PartitionId, Offset)> function;  // GUARDED_BY
+        Mutex mutex;
+        std::function<void(const std::string&, PartitionId, Offset)> function GUARDED_BY(mutex);
     };
 
-    // No entry (of `topic`, or of any topic if null) is being opened or closed. REQUIRES(mutex_)
-    bool settled(const std::string* topic) const {
+    // No entry (of `topic`, or of any topic if null) is being opened or closed.
+    bool settled(const std::string* topic) const REQUIRES(mutex_) {
         for (const auto& [key, entry] : entries_) {
             if (topic != nullptr && key.topic != *topic) continue;
             if (entry.state != State::open) return false;
@@ -270,7 +271,7 @@ class LogManager::Impl {
                                status.to_string());
             }
         }
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         for (auto& [key, log] : victims) entries_.erase(key);
         changed_.notify_all();
     }
@@ -310,7 +311,7 @@ class LogManager::Impl {
                                   partition = PartitionId(key.partition)](Offset hwm) {
             std::function<void(const std::string&, PartitionId, Offset)> function;
             {
-                std::lock_guard lock(slot->mutex);
+                MutexLock lock(slot->mutex);
                 function = slot->function;
             }
             if (function) function(topic, partition, hwm);
@@ -325,10 +326,10 @@ class LogManager::Impl {
     StorageMetrics& metrics_;
     std::shared_ptr<ListenerSlot> listener_;
 
-    mutable std::mutex mutex_;
-    std::condition_variable changed_;  // an entry changed state, or a topic removal ended
-    std::map<Key, Entry> entries_;     // GUARDED_BY(mutex_)
-    std::set<std::string> removing_;   // GUARDED_BY(mutex_) topics being removed
+    mutable Mutex mutex_;
+    CondVar changed_;  // an entry changed state, or a topic removal ended
+    std::map<Key, Entry> entries_ GUARDED_BY(mutex_);
+    std::set<std::string> removing_ GUARDED_BY(mutex_);  // topics being removed
 };
 
 LogManager::LogManager(io::FileSystem& fs, Clock& clock, std::string data_directory,

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "storage/log_impl.h"
 #include "storage/offset_index.h"
 
@@ -65,6 +66,7 @@ Result<std::shared_ptr<Segment>> PartitionLogImpl::create_segment(Offset base) {
                             io::OpenOptions{.write = true, .create = true, .truncate = true}));
     segment->file = std::move(file);
     segment->end = base;
+    MutexLock lock(segment->index_mutex);  // not shared yet; the analysis checks the rule anyway
     segment->positions_live = true;
     return segment;
 }
@@ -81,7 +83,7 @@ FrameVisitor PartitionLogImpl::replay_visitor(Offset replay_from) {
                            header.base.value(), status.to_string());
             return Status::ok();
         }
-        std::lock_guard lock(producers_mutex_);
+        MutexLock lock(producers_mutex_);
         for (size_t i = 0; i < stamps.size(); ++i) {
             if (header.base + i >= replay_from) producers_.commit(stamps[i]);
         }
@@ -123,7 +125,7 @@ Status PartitionLogImpl::check_sealed_segment(Segment& segment, Offset replay_fr
             "reads report them as corrupt",
             directory_, segment.base.value(), scan.corrupt_frames, scan.corrupt_offsets);
         report.corrupt_frames += scan.corrupt_frames;
-        std::lock_guard lock(corrupt_mutex_);
+        MutexLock lock(corrupt_mutex_);
         corrupt_frames_seen_ += scan.corrupt_frames;
         for (uint32_t position : scan.corrupt_positions) {
             if (corrupt_seen_.size() < kCorruptRememberedMax) {
@@ -155,7 +157,7 @@ Status PartitionLogImpl::recover_active_segment(Segment& segment, const FrameVis
     segment.file = std::move(file);
     segment.end = scan.end;
     segment.size_bytes = scan.good_bytes;
-    std::lock_guard lock(segment.index_mutex);
+    MutexLock lock(segment.index_mutex);
     segment.positions = std::move(scan.positions);
     segment.positions_live = true;
     return Status::ok();
@@ -163,7 +165,7 @@ Status PartitionLogImpl::recover_active_segment(Segment& segment, const FrameVis
 
 Status PartitionLogImpl::rebuild_producers() {
     {
-        std::lock_guard lock(producers_mutex_);
+        MutexLock lock(producers_mutex_);
         producers_.clear();
     }
     FrameVisitor visitor = replay_visitor(segments_.front()->base);
@@ -181,6 +183,8 @@ Status PartitionLogImpl::rebuild_producers() {
 }
 
 Status PartitionLogImpl::recover(RecoveryReport& report) {
+    // The log is not shared yet; the lock keeps the rule for state_mutex_'s data checkable.
+    WriterLock lock(state_mutex_);
     NARAD_RETURN_IF_ERROR(prepare_directory());
     NARAD_ASSIGN_OR_RETURN(auto names, fs_.list_directory(directory_));
     std::vector<Offset> bases;  // sorted: the names are zero-padded and listed sorted
@@ -225,7 +229,7 @@ Status PartitionLogImpl::recover(RecoveryReport& report) {
     std::optional<Offset> covered;
     auto sidecar = io::read_file(fs_, producers_path_);
     if (sidecar.is_ok()) {
-        std::lock_guard lock(producers_mutex_);
+        MutexLock lock(producers_mutex_);
         auto decoded = ProducerTable::decode(*sidecar, producers_);
         if (decoded.is_ok()) {
             covered = *decoded;

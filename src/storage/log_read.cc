@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "storage/log_impl.h"
 #include "storage/offset_index.h"
 
@@ -37,7 +38,7 @@ Result<ReadResult> PartitionLogImpl::read(Offset from, size_t max_records, size_
     }
     Offset high_watermark;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         if (closed_) return Status(Errc::shutting_down, "partition log is closed");
         high_watermark = high_watermark_;
         if (from < segments_.front()->base) {
@@ -54,7 +55,7 @@ Result<ReadResult> PartitionLogImpl::read(Offset from, size_t max_records, size_
     while (state.next < high_watermark && !state.full()) {
         SegmentView view;
         {
-            std::shared_lock lock(state_mutex_);
+            ReaderLock lock(state_mutex_);
             if (closed_) return Status(Errc::shutting_down, "partition log is closed");
             auto it = std::upper_bound(
                 segments_.begin(), segments_.end(), state.next,
@@ -191,7 +192,7 @@ Result<uint32_t> PartitionLogImpl::lookup(SegmentView& view, Offset offset) {
     const Segment& segment = *view.segment;
     uint64_t i = offset.distance_from(segment.base);
     if (view.sealed == nullptr) {
-        std::lock_guard lock(view.segment->index_mutex);
+        MutexLock lock(view.segment->index_mutex);
         if (view.segment->positions_live) {
             NARAD_ASSERT(i < view.segment->positions.size(), "committed offset missing from index");
             return view.segment->positions[i];
@@ -212,7 +213,7 @@ Result<uint32_t> PartitionLogImpl::lookup(SegmentView& view, Offset offset) {
 Result<std::shared_ptr<const SealedHandle>> PartitionLogImpl::sealed_handle(
     const std::shared_ptr<Segment>& segment) {
     {
-        std::lock_guard lock(cache_mutex_);
+        MutexLock lock(cache_mutex_);
         for (auto it = sealed_cache_.begin(); it != sealed_cache_.end(); ++it) {
             if (it->first == segment->base) {
                 sealed_cache_.splice(sealed_cache_.begin(), sealed_cache_, it);
@@ -223,7 +224,7 @@ Result<std::shared_ptr<const SealedHandle>> PartitionLogImpl::sealed_handle(
     Offset end;
     uint64_t size_bytes;
     {
-        std::shared_lock lock(state_mutex_);
+        ReaderLock lock(state_mutex_);
         NARAD_ASSERT(segment->sealed, "only a sealed segment is loaded through the cache");
         end = segment->end;
         size_bytes = segment->size_bytes;
@@ -252,7 +253,7 @@ Result<std::shared_ptr<const SealedHandle>> PartitionLogImpl::sealed_handle(
         }
         handle->positions = std::move(scan.positions);
     }
-    std::lock_guard lock(cache_mutex_);
+    MutexLock lock(cache_mutex_);
     for (const auto& [base, cached] : sealed_cache_) {
         if (base == segment->base) return cached;  // another reader loaded it meanwhile
     }
@@ -263,14 +264,14 @@ Result<std::shared_ptr<const SealedHandle>> PartitionLogImpl::sealed_handle(
 
 Status PartitionLogImpl::write_index(const Segment& segment, uint64_t segment_bytes,
                                      std::span<const uint32_t> positions) {
-    std::lock_guard lock(index_write_mutex_);
+    MutexLock lock(index_write_mutex_);
     return io::write_file_atomically(fs_, segment.index_path,
                                      encode_index(segment.base, segment_bytes, positions));
 }
 
 std::shared_ptr<const std::vector<DecodedRecord>> PartitionLogImpl::cached_batch(
     Offset base, uint32_t position) {
-    std::lock_guard lock(decode_mutex_);
+    MutexLock lock(decode_mutex_);
     for (auto it = decode_cache_.begin(); it != decode_cache_.end(); ++it) {
         if (it->segment_base == base && it->position == position) {
             decode_cache_.splice(decode_cache_.begin(), decode_cache_, it);
@@ -283,13 +284,13 @@ std::shared_ptr<const std::vector<DecodedRecord>> PartitionLogImpl::cached_batch
 void PartitionLogImpl::cache_batch(Offset base, uint32_t position,
                                    std::shared_ptr<const std::vector<DecodedRecord>> records) {
     if (records->empty()) return;
-    std::lock_guard lock(decode_mutex_);
+    MutexLock lock(decode_mutex_);
     decode_cache_.push_front(CachedBatch{base, position, std::move(records)});
     while (decode_cache_.size() > kDecodeCacheBatches) decode_cache_.pop_back();
 }
 
 void PartitionLogImpl::note_corrupt(Offset segment_base, uint32_t position) {
-    std::lock_guard lock(corrupt_mutex_);
+    MutexLock lock(corrupt_mutex_);
     auto key = std::make_pair(segment_base.value(), position);
     if (corrupt_seen_.contains(key)) return;
     if (corrupt_seen_.size() < kCorruptRememberedMax) corrupt_seen_.insert(key);

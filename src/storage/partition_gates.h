@@ -12,18 +12,17 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 
 #include "base/ids.h"
+#include "base/mutex.h"
 
 namespace narad::storage {
 
 class PartitionGates {
   public:
     struct Gate {
-        std::shared_mutex produce;
+        SharedMutex produce;
         std::atomic<bool> frozen{false};
     };
 
@@ -32,9 +31,9 @@ class PartitionGates {
     bool frozen(std::string_view topic, PartitionId partition) const;
 
   private:
-    mutable std::mutex mutex_;
-    std::map<std::pair<std::string, uint32_t>, std::shared_ptr<Gate>, std::less<>>
-        gates_;  // GUARDED_BY(mutex_)
+    mutable Mutex mutex_;
+    std::map<std::pair<std::string, uint32_t>, std::shared_ptr<Gate>, std::less<>> gates_
+        GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::storage

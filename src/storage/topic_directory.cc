@@ -1,6 +1,7 @@
 #include "storage/topic_directory.h"
 
 #include "base/checksum.h"
+#include "base/mutex.h"
 
 namespace narad::storage {
 namespace {
@@ -54,11 +55,11 @@ Status prepare_topic_directory(io::FileSystem& fs, const std::string& topic_dire
 
 namespace narad::storage {
 
-std::shared_ptr<std::shared_mutex> TopicGuards::guard(std::string_view topic) {
-    std::lock_guard lock(mutex_);
+std::shared_ptr<SharedMutex> TopicGuards::guard(std::string_view topic) {
+    MutexLock lock(mutex_);
     auto it = guards_.find(topic);
     if (it == guards_.end()) {
-        it = guards_.emplace(std::string(topic), std::make_shared<std::shared_mutex>()).first;
+        it = guards_.emplace(std::string(topic), std::make_shared<SharedMutex>()).first;
     }
     return it->second;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/ids.h"
+#include "base/mutex.h"
 #include "io/file_system.h"
 
 namespace narad::storage {
@@ -27,8 +28,6 @@ Status prepare_topic_directory(io::FileSystem& fs, const std::string& topic_dire
 
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 
 namespace narad::storage {
 
@@ -38,12 +37,11 @@ namespace narad::storage {
 // passed its check can never land in a directory being purged, nor recreate one after it.
 class TopicGuards {
   public:
-    std::shared_ptr<std::shared_mutex> guard(std::string_view topic);
+    std::shared_ptr<SharedMutex> guard(std::string_view topic);
 
   private:
-    std::mutex mutex_;
-    std::map<std::string, std::shared_ptr<std::shared_mutex>, std::less<>>
-        guards_;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    std::map<std::string, std::shared_ptr<SharedMutex>, std::less<>> guards_ GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::storage

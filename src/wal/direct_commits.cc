@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 
 namespace narad::wal {
@@ -31,13 +30,13 @@ constexpr uint32_t kMaxThreads = 64;
 struct Request {
     IngressWal::Completion done;
     std::atomic<uint32_t> parts_left{0};
-    std::mutex mutex;
-    Status failure;       // GUARDED_BY(mutex) the first part's failure
-    bool stored = false;  // GUARDED_BY(mutex) some part is durable
+    Mutex mutex;
+    Status failure GUARDED_BY(mutex);       // the first part's failure
+    bool stored GUARDED_BY(mutex) = false;  // some part is durable
 
     void settle(const Status& status) {
         {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             if (status.is_ok()) {
                 stored = true;
             } else if (failure.is_ok()) {
@@ -47,7 +46,7 @@ struct Request {
         if (parts_left.fetch_sub(1) != 1) return;
         Status result;
         {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             result = failure;
             // Some of it is stored, so the answer must not read as a refusal (a 4xx or 503
             // promises nothing was kept): a 500 tells the client a retry may duplicate.
@@ -91,7 +90,7 @@ class DirectCommits::Impl {
     void start();
     void stop();
     DirectStats stats() const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return stats_;
     }
 
@@ -114,15 +113,15 @@ class DirectCommits::Impl {
     Serves serves_;
     DirectOptions options_;
 
-    mutable std::mutex mutex_;
-    std::condition_variable work_cv_;           // signals ready_ and stopping_
-    PartitionMap partitions_;                   // GUARDED_BY(mutex_) only those with parts
-    std::deque<PartitionMap::iterator> ready_;  // GUARDED_BY(mutex_) have parts, nobody on them
-    uint64_t queued_bytes_ = 0;                 // GUARDED_BY(mutex_)
-    bool running_ = false;                      // GUARDED_BY(mutex_)
-    DirectStats stats_;                         // GUARDED_BY(mutex_)
-    std::vector<std::thread> workers_;          // owned by start()/stop()
-    std::mutex lifecycle_mutex_;                // serialises start() and stop()
+    mutable Mutex mutex_;
+    CondVar work_cv_;                                              // signals ready_ and stopping_
+    PartitionMap partitions_ GUARDED_BY(mutex_);                   // only those with parts
+    std::deque<PartitionMap::iterator> ready_ GUARDED_BY(mutex_);  // have parts, nobody on them
+    uint64_t queued_bytes_ GUARDED_BY(mutex_) = 0;
+    bool running_ GUARDED_BY(mutex_) = false;
+    DirectStats stats_ GUARDED_BY(mutex_);
+    std::vector<std::thread> workers_;  // owned by start()/stop()
+    Mutex lifecycle_mutex_;             // serialises start() and stop()
 };
 
 bool DirectCommits::Impl::try_take(const meta::MetaState& state,
@@ -150,7 +149,7 @@ bool DirectCommits::Impl::try_take(const meta::MetaState& state,
     }
     auto request = std::make_shared<Request>();
     request->parts_left = static_cast<uint32_t>(part_of.size());
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!running_ || queued_bytes_ + bytes > options_.max_queued_bytes) return false;
     std::vector<Part> parts(part_of.size());
     for (IngressRecord& record : records) {
@@ -173,10 +172,10 @@ bool DirectCommits::Impl::try_take(const meta::MetaState& state,
 }
 
 void DirectCommits::Impl::start() {
-    std::lock_guard lifecycle(lifecycle_mutex_);
+    MutexLock lifecycle(lifecycle_mutex_);
     if (!workers_.empty()) return;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         running_ = true;
     }
     for (uint32_t i = 0; i < options_.threads; ++i) {
@@ -185,9 +184,9 @@ void DirectCommits::Impl::start() {
 }
 
 void DirectCommits::Impl::stop() {
-    std::lock_guard lifecycle(lifecycle_mutex_);
+    MutexLock lifecycle(lifecycle_mutex_);
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         running_ = false;
         work_cv_.notify_all();
     }
@@ -195,7 +194,7 @@ void DirectCommits::Impl::stop() {
     workers_.clear();
     std::vector<Part> left;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         for (auto& [key, queue] : partitions_) {
             for (auto& part : queue.parts) left.push_back(std::move(part));
         }
@@ -208,9 +207,9 @@ void DirectCommits::Impl::stop() {
 }
 
 void DirectCommits::Impl::work() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     while (true) {
-        work_cv_.wait(lock, [&] { return !running_ || !ready_.empty(); });
+        work_cv_.wait(lock, [&]() REQUIRES(mutex_) { return !running_ || !ready_.empty(); });
         if (!running_) return;  // stop() hands the queued parts to the WAL
         auto it = ready_.front();
         ready_.pop_front();
@@ -261,7 +260,7 @@ void DirectCommits::Impl::commit_batch(const PartitionKey& key, std::vector<Part
         const char* outcome = status.is_ok() ? "committed" : "dropped";
         direct_records().with({outcome}).inc(static_cast<double>(records.size()));
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             queued_bytes_ -= bytes;  // before the completions: an answered request is not queued
             if (status.is_ok()) {
                 stats_.committed_records += records.size();
@@ -277,7 +276,7 @@ void DirectCommits::Impl::commit_batch(const PartitionKey& key, std::vector<Part
         "ingress WAL",
         key.topic, key.partition.value(), status.to_string(), records.size());
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         queued_bytes_ -= bytes;  // the WAL's own bound applies to them now
     }
     send_to_wal(batch);
@@ -294,7 +293,7 @@ void DirectCommits::Impl::send_to_wal(std::vector<Part>& parts) {
     }
     if (count == 0) return;
     direct_records().with({"wal"}).inc(static_cast<double>(count));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stats_.to_wal_records += count;
 }
 

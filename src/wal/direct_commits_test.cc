@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/failpoint.h"
+#include "base/mutex.h"
 #include "wal/wal_test_util.h"
 
 namespace narad::wal {
@@ -41,14 +42,14 @@ class DirectCommitsTest : public testing::IngressWalFixture {
         direct_ = std::make_unique<DirectCommits>(
             *wal_, committer_,
             [this](const meta::MetaState&, std::string_view, PartitionId partition) {
-                std::lock_guard lock(mutex_);
+                MutexLock lock(mutex_);
                 return unserved_.count(partition.value()) == 0;
             },
             options);
         direct_->start();
     }
     void unserve(uint32_t partition) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         unserved_.insert(partition);
     }
 
@@ -93,11 +94,11 @@ class DirectCommitsTest : public testing::IngressWalFixture {
     Collector collector_;
     FakeCommitter committer_{FakeCommitter::Stamps::absent};
     meta::MetaState state_;
-    std::mutex mutex_;
+    Mutex mutex_;
     std::promise<void> release_;
     std::shared_future<void> released_ = release_.get_future().share();
     std::promise<void> entered_;
-    std::set<uint32_t> unserved_;  // GUARDED_BY(mutex_)
+    std::set<uint32_t> unserved_ GUARDED_BY(mutex_);
     std::unique_ptr<DirectCommits> direct_;
 };
 

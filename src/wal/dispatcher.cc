@@ -1,10 +1,8 @@
 #include "wal/dispatcher.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -12,6 +10,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 
 namespace narad::wal {
@@ -80,7 +79,7 @@ class Dispatcher::Impl {
     void start();
     void stop();
     void poke() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         work_cv_.notify_all();
     }
     DispatcherStats stats() const;
@@ -99,9 +98,9 @@ class Dispatcher::Impl {
 
     void enqueue(std::vector<std::shared_ptr<const IngressRecord>> records);
     void work();
-    void promote_due_retries(MonoTime now);  // REQUIRES(mutex_)
-    // REQUIRES(mutex_)
-    void finish_batch(PartitionIt it, const Status& status, size_t count, bool rerouted);
+    void promote_due_retries(MonoTime now) REQUIRES(mutex_);
+    void finish_batch(PartitionIt it, const Status& status, size_t count, bool rerouted)
+        REQUIRES(mutex_);
     // Appends the batch to the WAL again for `target` and waits until it is durable.
     Status reappend(const std::vector<std::shared_ptr<const IngressRecord>>& batch,
                     PartitionId target, std::string_view why);
@@ -112,23 +111,23 @@ class Dispatcher::Impl {
     DispatcherOptions options_;
     DispatcherMetrics& metrics_;
 
-    mutable std::mutex mutex_;
-    std::condition_variable work_cv_;               // signals ready_, waiting_, stopping_
-    PartitionMap partitions_;                       // GUARDED_BY(mutex_) only those with records
-    std::deque<PartitionIt> ready_;                 // GUARDED_BY(mutex_) have work, nobody on it
-    std::multimap<MonoTime, PartitionIt> waiting_;  // GUARDED_BY(mutex_) by retry due time
-    bool stopping_ = false;                         // GUARDED_BY(mutex_)
-    std::set<std::string> warned_topics_;           // GUARDED_BY(mutex_)
-    DispatcherStats stats_;                         // GUARDED_BY(mutex_)
-    std::vector<std::thread> workers_;              // owned by start()/stop()
-    std::mutex lifecycle_mutex_;                    // serialises start() and stop()
+    mutable Mutex mutex_;
+    CondVar work_cv_;                                   // signals ready_, waiting_, stopping_
+    PartitionMap partitions_ GUARDED_BY(mutex_);        // only those with records
+    std::deque<PartitionIt> ready_ GUARDED_BY(mutex_);  // have work, nobody on it
+    std::multimap<MonoTime, PartitionIt> waiting_ GUARDED_BY(mutex_);  // by retry due time
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    std::set<std::string> warned_topics_ GUARDED_BY(mutex_);
+    DispatcherStats stats_ GUARDED_BY(mutex_);
+    std::vector<std::thread> workers_;  // owned by start()/stop()
+    Mutex lifecycle_mutex_;             // serialises start() and stop()
 };
 
 void Dispatcher::Impl::start() {
-    std::lock_guard lifecycle(lifecycle_mutex_);
+    MutexLock lifecycle(lifecycle_mutex_);
     if (!workers_.empty()) return;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stopping_ = false;
     }
     // The WAL hands over everything it holds uncommitted, recovered records first.
@@ -139,10 +138,10 @@ void Dispatcher::Impl::start() {
 }
 
 void Dispatcher::Impl::stop() {
-    std::lock_guard lifecycle(lifecycle_mutex_);
+    MutexLock lifecycle(lifecycle_mutex_);
     if (workers_.empty()) return;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stopping_ = true;
         work_cv_.notify_all();
     }
@@ -151,7 +150,7 @@ void Dispatcher::Impl::stop() {
     // After this returns the WAL never calls enqueue() again; what is queued here stays pending
     // in the WAL and is handed over again by the next start().
     wal_.set_consumer(nullptr);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     metrics_.queued_records.add(-static_cast<double>(stats_.queued_records));
     stats_.queued_records = 0;
     ready_.clear();
@@ -160,14 +159,14 @@ void Dispatcher::Impl::stop() {
 }
 
 DispatcherStats Dispatcher::Impl::stats() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     DispatcherStats stats = stats_;
     stats.partitions_waiting_retry = static_cast<uint32_t>(waiting_.size());
     return stats;
 }
 
 void Dispatcher::Impl::enqueue(std::vector<std::shared_ptr<const IngressRecord>> records) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (auto& record : records) {
         auto it = partitions_.try_emplace(PartitionKey{record->topic, record->partition}).first;
         it->second.records.push_back(std::move(record));
@@ -192,7 +191,7 @@ void Dispatcher::Impl::promote_due_retries(MonoTime now) {
 }
 
 void Dispatcher::Impl::work() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     while (!stopping_) {
         promote_due_retries(clock_.now());
         if (ready_.empty()) {
@@ -286,18 +285,18 @@ Status Dispatcher::Impl::reappend(const std::vector<std::shared_ptr<const Ingres
     }
     // The WAL always completes an append (durable, refused, or failed at its stop), so this wait
     // ends; the worker may block, it is not an HTTP thread.
-    std::mutex done_mutex;
-    std::condition_variable done_cv;
+    Mutex done_mutex;
+    CondVar done_cv;
     std::optional<Status> result;
     wal_.append(
         std::move(copies),
         [&](Status status) {
-            std::lock_guard lock(done_mutex);
+            MutexLock lock(done_mutex);
             result = std::move(status);
             done_cv.notify_all();
         },
         IngressWal::Admission::replacing);
-    std::unique_lock lock(done_mutex);
+    MutexLock lock(done_mutex);
     done_cv.wait(lock, [&] { return result.has_value(); });
     if (result->is_ok()) {
         // A failure injected here is a crash between the durable re-append and marking the

@@ -58,7 +58,8 @@ TEST_F(DispatcherRerouteTest, DeadPartitionRecordsAreCommittedToSibling) {
     for (int i = 0; i < 5; ++i) append("t", 0, "v" + std::to_string(i));
     append("t", 2, "other");
     dispatcher.start();
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 6; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 6; }));
     EXPECT_EQ(committer_.attempts({"t", 0}), 0u);
     EXPECT_EQ(committer_.values({"t", 1}),
               (std::vector<std::string>{"v0", "v1", "v2", "v3", "v4"}));
@@ -89,11 +90,13 @@ TEST_F(DispatcherRerouteTest, CrashBetweenReappendAndMarkDuplicatesNeverLoses) {
     dispatcher.start();
     // The first re-append is durable; its copies are committed to partition 1 while the
     // originals wait for their retry.
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 3; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 3; }));
     EXPECT_EQ(pending_at_failpoint.load(), 6u);  // originals + durable copies
     clock_.advance(Millis(1000));
     dispatcher.poke();
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 6; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 6; }));
     auto values = committer_.all_values();
     EXPECT_EQ(values["v0"], 2);
     EXPECT_EQ(values["v1"], 2);
@@ -110,7 +113,8 @@ TEST_F(DispatcherRerouteTest, NoRerouteCommitsInPlace) {
     Dispatcher dispatcher(clock_, *wal_, committer_, options(&policy));
     append("t", 0, "a");
     dispatcher.start();
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 1; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 1; }));
     EXPECT_EQ(committer_.values({"t", 0}), (std::vector<std::string>{"a"}));
     EXPECT_EQ(dispatcher.stats().rerouted_records, 0u);
 }
@@ -120,7 +124,7 @@ TEST_F(DispatcherRerouteTest, NoRerouteCommitsInPlace) {
 void retry_frozen(FakeCommitter& committer, FakeClock& clock, Dispatcher& dispatcher,
                   size_t attempts) {
     for (size_t seen = 1; seen <= attempts; ++seen) {
-        ASSERT_TRUE(committer.wait_until([&] {
+        ASSERT_TRUE(committer.wait_until([&]() REQUIRES(committer.mutex()) {
             return committer.attempts_locked({"t", 0}) >= seen;
         }));
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -146,7 +150,8 @@ TEST_F(DispatcherRerouteTest, ShortFreezeCommitsInPlace) {
     append("t", 0, "a");
     dispatcher.start();
     retry_frozen(committer_, clock_, dispatcher, 2);
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 1; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 1; }));
     EXPECT_EQ(committer_.values({"t", 0}), (std::vector<std::string>{"a"}));
     EXPECT_EQ(dispatcher.stats().rerouted_records, 0u);
 }
@@ -165,7 +170,8 @@ TEST_F(DispatcherRerouteTest, FreezePastTheGraceReroutesToSibling) {
     append("t", 0, "b");
     dispatcher.start();
     retry_frozen(committer_, clock_, dispatcher, 3);
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 2; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 2; }));
     EXPECT_EQ(committer_.values({"t", 1}), (std::vector<std::string>{"a", "b"}));
     dispatcher.stop();
     EXPECT_EQ(dispatcher.stats().rerouted_records, 2u);

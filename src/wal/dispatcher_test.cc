@@ -5,6 +5,7 @@
 #include <random>
 
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "io/fault_injection_fs.h"
 #include "wal/wal_test_util.h"
 
@@ -31,16 +32,15 @@ class DispatcherTest : public testing::IngressWalFixture {
 // the WAL then holds nothing pending.
 TEST_F(DispatcherTest, CommitsEveryRecordWithItsProducerStamp) {
     std::vector<storage::ProducerStamp> stamps;
-    std::mutex stamps_mutex;
+    Mutex stamps_mutex;
     class StampRecorder final : public PartitionCommitter {
       public:
-        StampRecorder(FakeCommitter& inner, std::vector<storage::ProducerStamp>& out,
-                      std::mutex& mutex)
+        StampRecorder(FakeCommitter& inner, std::vector<storage::ProducerStamp>& out, Mutex& mutex)
             : inner_(inner), out_(out), mutex_(mutex) {}
         Status commit(const std::string& topic, const std::string& incarnation,
                       PartitionId partition, std::span<const storage::Record> records) override {
             {
-                std::lock_guard lock(mutex_);
+                MutexLock lock(mutex_);
                 for (const auto& record : records) out_.push_back(record.producer);
             }
             return inner_.commit(topic, incarnation, partition, records);
@@ -49,18 +49,19 @@ TEST_F(DispatcherTest, CommitsEveryRecordWithItsProducerStamp) {
       private:
         FakeCommitter& inner_;
         std::vector<storage::ProducerStamp>& out_;
-        std::mutex& mutex_;
+        Mutex& mutex_;
     } recorder(committer_, stamps, stamps_mutex);
 
     Dispatcher dispatcher(clock_, *wal_, recorder, options(2));
     dispatcher.start();
     for (int i = 0; i < 20; ++i) append("t", i % 3, "v" + std::to_string(i));
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 20; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 20; }));
     dispatcher.stop();
     EXPECT_EQ(wal_->stats().pending_records, 0u);
     EXPECT_EQ(dispatcher.stats().committed_records, 20u);
     EXPECT_EQ(dispatcher.stats().queued_records, 0u);
-    std::lock_guard lock(stamps_mutex);
+    MutexLock lock(stamps_mutex);
     ASSERT_EQ(stamps.size(), 20u);
     std::set<uint64_t> sequences;
     for (const auto& stamp : stamps) {
@@ -84,7 +85,7 @@ TEST_F(DispatcherTest, RefusingPartitionIsRetriedAfterRetryIntervalWhileOthersPr
     dispatcher.start();
     append("t", 0, "a");
     append("t", 1, "b");
-    ASSERT_TRUE(committer_.wait_until([&] {
+    ASSERT_TRUE(committer_.wait_until([&]() REQUIRES(committer_.mutex()) {
         return committer_.values_locked({"t", 1}).size() == 1 &&
                committer_.attempts_locked(refusing) == 1;
     }));
@@ -95,7 +96,7 @@ TEST_F(DispatcherTest, RefusingPartitionIsRetriedAfterRetryIntervalWhileOthersPr
     clock_.advance(Millis(999));
     dispatcher.poke();
     append("t", 2, "c");
-    ASSERT_TRUE(committer_.wait_until([&] {
+    ASSERT_TRUE(committer_.wait_until([&]() REQUIRES(committer_.mutex()) {
         return committer_.values_locked({"t", 2}).size() == 1;
     }));
     EXPECT_EQ(committer_.attempts(refusing), 1u);
@@ -104,8 +105,9 @@ TEST_F(DispatcherTest, RefusingPartitionIsRetriedAfterRetryIntervalWhileOthersPr
 
     clock_.advance(Millis(1));
     dispatcher.poke();
-    ASSERT_TRUE(
-        committer_.wait_until([&] { return committer_.values_locked(refusing).size() == 1; }));
+    ASSERT_TRUE(committer_.wait_until([&]() REQUIRES(committer_.mutex()) {
+        return committer_.values_locked(refusing).size() == 1;
+    }));
     EXPECT_EQ(committer_.attempts(refusing), 2u);
     dispatcher.stop();
     EXPECT_EQ(wal_->stats().pending_records, 0u);
@@ -125,7 +127,7 @@ TEST_F(DispatcherTest, NotFoundDropsTheRecordsForGood) {
     append("gone", 0, "x1");
     append("gone", 0, "x2");
     append("kept", 0, "y");
-    ASSERT_TRUE(committer_.wait_until([&] {
+    ASSERT_TRUE(committer_.wait_until([&]() REQUIRES(committer_.mutex()) {
         return committer_.values_locked({"kept", 0}).size() == 1 &&
                committer_.attempts_locked({"gone", 0}) >= 1;
     }));
@@ -139,12 +141,12 @@ TEST_F(DispatcherTest, NotFoundDropsTheRecordsForGood) {
 // Rule: with several workers and commits that fail at random, each partition's records are
 // committed in WAL order, never by two workers at once, and each exactly once.
 TEST_F(DispatcherTest, PerPartitionOrderIsPreservedUnderRetriesAndManyWorkers) {
-    std::mutex mutex;
-    std::condition_variable cv;
+    Mutex mutex;
+    CondVar cv;
     bool appending = true;
     std::mt19937 random(7);
     committer_.set_gate([&](const FakeCommitter::Key& key, size_t attempt) {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         // Partition 0's first commit is held while its later records arrive.
         if (key.second == 0 && attempt == 1) cv.wait(lock, [&] { return !appending; });
         return random() % 3 == 0 ? Status(Errc::peer_error, "flaky") : Status::ok();
@@ -164,12 +166,13 @@ TEST_F(DispatcherTest, PerPartitionOrderIsPreservedUnderRetriesAndManyWorkers) {
         ASSERT_TRUE(append_and_wait(*wal_, std::move(records)).is_ok());
     }
     {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         appending = false;
         cv.notify_all();
     }
-    ASSERT_TRUE(committer_.wait_until(
-        [&] { return committer_.committed_locked() == kPartitions * kPerPartition; }));
+    ASSERT_TRUE(committer_.wait_until([&]() REQUIRES(committer_.mutex()) {
+        return committer_.committed_locked() == kPartitions * kPerPartition;
+    }));
     dispatcher.stop();
     for (int p = 0; p < kPartitions; ++p) {
         std::vector<std::string> expected;
@@ -193,7 +196,8 @@ TEST_F(DispatcherTest, BatchesNeverMixIncarnations) {
     append("t", 0, "d", "new");
     Dispatcher dispatcher(clock_, *wal_, committer_, options(1));
     dispatcher.start();
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 4; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 4; }));
     dispatcher.stop();
     EXPECT_EQ(committer_.attempts({"t", 0}), 2u);  // [a b] [c d]
     EXPECT_EQ(committer_.incarnations({"t", 0}),
@@ -210,7 +214,7 @@ TEST_F(DispatcherTest, StopKeepsUncommittedRecordsInTheWal) {
         dispatcher.start();
         append("t", 0, "a");
         append("t", 1, "b");
-        ASSERT_TRUE(committer_.wait_until([&] {
+        ASSERT_TRUE(committer_.wait_until([&]() REQUIRES(committer_.mutex()) {
             return committer_.attempts_locked({"t", 0}) >= 1 &&
                    committer_.attempts_locked({"t", 1}) >= 1;
         }));
@@ -221,7 +225,8 @@ TEST_F(DispatcherTest, StopKeepsUncommittedRecordsInTheWal) {
     committer_.set_gate(nullptr);
     Dispatcher dispatcher(clock_, *wal_, committer_, options(2));
     dispatcher.start();
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 2; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 2; }));
     dispatcher.stop();
     EXPECT_EQ(wal_->stats().pending_records, 0u);
 }

@@ -5,16 +5,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <random>
 #include <thread>
 
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "wal/wal_format.h"
 #include "wal/wal_recovery.h"
@@ -126,13 +125,16 @@ class IngressWalImpl final : public IngressWal {
 
     ~IngressWalImpl() override {
         stop();
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         metrics_.pending_records.add(-static_cast<double>(pending_.size()));
         metrics_.backlog_records.add(-static_cast<double>(pending_.size()));
         metrics_.segments.add(-static_cast<double>(segments_.size()));
     }
 
     Status adopt(Recovery recovery);
+    // adopt()'s work on the recovered segments; the empty ones are left for it to delete.
+    Status adopt_segments(Recovery& recovery, std::vector<std::string>& empty_segments)
+        REQUIRES(mutex_);
 
     IngressId id() const override { return id_; }
     using IngressWal::append;
@@ -169,9 +171,8 @@ class IngressWalImpl final : public IngressWal {
     void delete_files(std::vector<std::string> paths);
     void deliver(std::vector<std::shared_ptr<const IngressRecord>> records);
     // Counts records into or out of held_, one map step per run of one partition.
-    // REQUIRES(mutex_)
     template <typename Records>
-    void count_held(const Records& records, Tally tally);
+    void count_held(const Records& records, Tally tally) REQUIRES(mutex_);
 
     io::FileSystem& fs_;
     Clock& clock_;
@@ -184,35 +185,45 @@ class IngressWalImpl final : public IngressWal {
     std::unique_ptr<io::File> active_file_;
     uint64_t active_bytes_ = 0;  // the active segment's size: header and durable records
 
-    mutable std::mutex mutex_;
-    std::condition_variable work_cv_;       // signals queue_ and stopping_
-    std::deque<Request> queue_;             // GUARDED_BY(mutex_)
-    uint64_t queued_bytes_ = 0;             // GUARDED_BY(mutex_) queued or being written
-    uint64_t queued_records_ = 0;           // GUARDED_BY(mutex_)
-    std::map<uint64_t, Pending> pending_;   // GUARDED_BY(mutex_) durable, uncommitted, by sequence
-    uint64_t pending_bytes_ = 0;            // GUARDED_BY(mutex_)
-    std::map<uint64_t, Segment> segments_;  // GUARDED_BY(mutex_) by first sequence
+    mutable Mutex mutex_;
+    CondVar work_cv_;  // signals queue_ and stopping_
+    std::deque<Request> queue_ GUARDED_BY(mutex_);
+    uint64_t queued_bytes_ GUARDED_BY(mutex_) = 0;  // queued or being written
+    uint64_t queued_records_ GUARDED_BY(mutex_) = 0;
+    std::map<uint64_t, Pending> pending_ GUARDED_BY(mutex_);  // durable, uncommitted, by sequence
+    uint64_t pending_bytes_ GUARDED_BY(mutex_) = 0;
+    std::map<uint64_t, Segment> segments_ GUARDED_BY(mutex_);  // by first sequence
     // Records accepted and not yet committed, per partition (queued or pending); no zero entries.
-    std::map<std::pair<std::string, uint32_t>, uint64_t, PartitionLess>
-        held_;                            // GUARDED_BY(mutex_)
-    uint64_t active_first_ = 0;           // GUARDED_BY(mutex_) the active segment's key
-    uint64_t next_sequence_ = 1;          // GUARDED_BY(mutex_) only grows (format doc)
-    Status failed_;                       // GUARDED_BY(mutex_) set once, never cleared
-    bool accepting_ = true;               // GUARDED_BY(mutex_) false after stop()
-    bool stopping_ = false;               // GUARDED_BY(mutex_)
-    std::vector<std::string> undeleted_;  // GUARDED_BY(mutex_) removals to retry
-    std::thread thread_;                  // started and joined by start()/stop()
-    std::mutex lifecycle_mutex_;          // serialises start() and stop()
+    std::map<std::pair<std::string, uint32_t>, uint64_t, PartitionLess> held_ GUARDED_BY(mutex_);
+    uint64_t active_first_ GUARDED_BY(mutex_) = 0;   // the active segment's key
+    uint64_t next_sequence_ GUARDED_BY(mutex_) = 1;  // only grows (format doc)
+    Status failed_ GUARDED_BY(mutex_);               // set once, never cleared
+    bool accepting_ GUARDED_BY(mutex_) = true;       // false after stop()
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    std::vector<std::string> undeleted_ GUARDED_BY(mutex_);  // removals to retry
+    std::thread thread_;                                     // started and joined by start()/stop()
+    Mutex lifecycle_mutex_;                                  // serialises start() and stop()
 
     // Deliveries are serialised so the consumer sees sequence order. Taken before mutex_.
-    std::mutex consumer_mutex_;
-    Consumer consumer_;               // GUARDED_BY(consumer_mutex_)
-    uint64_t delivered_through_ = 0;  // GUARDED_BY(consumer_mutex_) highest sequence handed over
+    Mutex consumer_mutex_;
+    Consumer consumer_ GUARDED_BY(consumer_mutex_);
+    uint64_t delivered_through_ GUARDED_BY(consumer_mutex_) = 0;  // highest sequence handed over
 };
 
 Status IngressWalImpl::adopt(Recovery recovery) {
-    uint64_t next = recovery.next_sequence.value();
     std::vector<std::string> empty_segments;
+    {
+        // Nothing else runs yet; the lock keeps the rule for mutex_'s data checkable.
+        MutexLock lock(mutex_);
+        NARAD_RETURN_IF_ERROR(adopt_segments(recovery, empty_segments));
+    }
+    delete_files(std::move(empty_segments));
+    return Status::ok();
+}
+
+Status IngressWalImpl::adopt_segments(Recovery& recovery,
+                                      std::vector<std::string>& empty_segments) {
+    uint64_t next = recovery.next_sequence.value();
     bool reuse_last = false;
     MonoTime now = clock_.now();
     for (size_t i = 0; i < recovery.segments.size(); ++i) {
@@ -267,7 +278,6 @@ Status IngressWalImpl::adopt(Recovery recovery) {
     metrics_.segments.add(static_cast<double>(segments_.size()));
     NARAD_LOG_INFO("ingress WAL {}: recovered {} records in {} segments, next sequence {}",
                    directory_, pending_.size(), segments_.size(), next);
-    delete_files(std::move(empty_segments));
     return Status::ok();
 }
 
@@ -291,7 +301,7 @@ void IngressWalImpl::append(std::vector<IngressRecord> records, Completion done,
     request.done = std::move(done);
     Status refused;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (!failed_.is_ok()) {
             refused = Status(Errc::io_error, "ingress WAL failed: " + failed_.message());
         } else if (!accepting_) {
@@ -319,12 +329,12 @@ void IngressWalImpl::append(std::vector<IngressRecord> records, Completion done,
 }
 
 void IngressWalImpl::set_consumer(Consumer consumer) {
-    std::lock_guard consumer_lock(consumer_mutex_);
+    MutexLock consumer_lock(consumer_mutex_);
     consumer_ = std::move(consumer);
     if (!consumer_) return;
     std::vector<std::shared_ptr<const IngressRecord>> records;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         records.reserve(pending_.size());
         for (const auto& [sequence, pending] : pending_) records.push_back(pending.record);
     }
@@ -334,11 +344,12 @@ void IngressWalImpl::set_consumer(Consumer consumer) {
 }
 
 void IngressWalImpl::deliver(std::vector<std::shared_ptr<const IngressRecord>> records) {
-    std::lock_guard consumer_lock(consumer_mutex_);
+    MutexLock consumer_lock(consumer_mutex_);
     if (!consumer_) return;  // kept in pending_; set_consumer hands them over
     // set_consumer may already have handed over some of these (it snapshots pending_).
-    std::erase_if(records,
-                  [&](const auto& r) { return r->sequence.value() <= delivered_through_; });
+    std::erase_if(records, [&](const auto& r) REQUIRES(consumer_mutex_) {
+        return r->sequence.value() <= delivered_through_;
+    });
     if (records.empty()) return;
     delivered_through_ = records.back()->sequence.value();
     consumer_(std::move(records));
@@ -347,7 +358,7 @@ void IngressWalImpl::deliver(std::vector<std::shared_ptr<const IngressRecord>> r
 void IngressWalImpl::mark_committed(std::span<const WalSeq> sequences) {
     std::vector<std::string> deletable;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         uint64_t committed = 0;
         for (WalSeq sequence : sequences) {
             auto it = pending_.find(sequence.value());
@@ -371,7 +382,7 @@ void IngressWalImpl::mark_committed(std::span<const WalSeq> sequences) {
 }
 
 WalStats IngressWalImpl::stats() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     WalStats stats;
     stats.pending_records = pending_.size();
     stats.pending_bytes = pending_bytes_;
@@ -381,7 +392,7 @@ WalStats IngressWalImpl::stats() const {
 }
 
 bool IngressWalImpl::holds(std::string_view topic, PartitionId partition) const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return held_.find(std::pair(topic, partition.value())) != held_.end();
 }
 
@@ -412,10 +423,10 @@ void IngressWalImpl::count_held(const Records& records, Tally tally) {
 }
 
 void IngressWalImpl::start() {
-    std::lock_guard lifecycle(lifecycle_mutex_);
+    MutexLock lifecycle(lifecycle_mutex_);
     if (thread_.joinable()) return;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         accepting_ = true;
         stopping_ = false;
     }
@@ -423,17 +434,17 @@ void IngressWalImpl::start() {
 }
 
 void IngressWalImpl::stop() {
-    std::lock_guard lifecycle(lifecycle_mutex_);
+    MutexLock lifecycle(lifecycle_mutex_);
     std::deque<Request> abandoned;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         accepting_ = false;
         stopping_ = true;
         work_cv_.notify_all();
     }
     if (thread_.joinable()) thread_.join();
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         abandoned.swap(queue_);
         queued_bytes_ = 0;
         queued_records_ = 0;
@@ -447,9 +458,9 @@ void IngressWalImpl::stop() {
 }
 
 void IngressWalImpl::run() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     while (true) {
-        work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        work_cv_.wait(lock, [&]() REQUIRES(mutex_) { return stopping_ || !queue_.empty(); });
         if (stopping_) return;  // stop() fails what is still queued
         // Take whole requests up to the group limits, and always at least one.
         std::vector<Request> group;
@@ -482,12 +493,12 @@ void IngressWalImpl::commit_group(std::vector<Request> group) {
     Status status;
     uint64_t first = 0;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         status = failed_;
     }
     if (status.is_ok()) status = roll_if_due();
     if (status.is_ok()) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         first = next_sequence_;
         next_sequence_ += group_records;  // never handed out again, even if this group fails
     }
@@ -513,7 +524,7 @@ void IngressWalImpl::commit_group(std::vector<Request> group) {
             Status truncated = active_file_->truncate(active_bytes_);
             NARAD_LOG_ERROR("ingress WAL {}: group of {} records failed ({}); truncate: {}",
                             directory_, group_records, status.to_string(), truncated.to_string());
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             if (!truncated.is_ok()) {
                 failed_ = Status(Errc::io_error,
                                  "cannot truncate a failed write: " + truncated.to_string());
@@ -525,7 +536,7 @@ void IngressWalImpl::commit_group(std::vector<Request> group) {
         }
     }
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         queued_bytes_ -= group_bytes;
         queued_records_ -= group_records;
         if (!encoded) {
@@ -560,7 +571,7 @@ Status IngressWalImpl::write_and_sync(std::string_view bytes) {
 Status IngressWalImpl::roll_if_due() {
     uint64_t first = 0;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         const Segment& active = segments_.at(active_first_);
         // A segment with no records never rolls: its successor would get the same name.
         bool has_records = active_bytes_ > format::kSegmentHeaderBytes;
@@ -574,7 +585,7 @@ Status IngressWalImpl::roll_if_due() {
     NARAD_ASSIGN_OR_RETURN(auto file, create_segment(WalSeq(first)));
     std::vector<std::string> deletable;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto old = segments_.find(active_first_);
         segments_[first] = Segment{
             io::join_path(directory_, format::segment_file_name(WalSeq(first))), 0, clock_.now()};
@@ -610,7 +621,7 @@ Result<std::unique_ptr<io::File>> IngressWalImpl::create_segment(WalSeq first) {
 
 void IngressWalImpl::delete_files(std::vector<std::string> paths) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         paths.insert(paths.end(), undeleted_.begin(), undeleted_.end());
         undeleted_.clear();
     }
@@ -631,7 +642,7 @@ void IngressWalImpl::delete_files(std::vector<std::string> paths) {
                        synced.to_string());
     }
     if (!failed.empty()) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         undeleted_.insert(undeleted_.end(), failed.begin(), failed.end());
     }
 }

@@ -7,6 +7,7 @@
 
 #include "base/failpoint.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "io/fault_injection_fs.h"
 #include "wal/wal_format.h"
 #include "wal/wal_test_util.h"
@@ -86,12 +87,12 @@ TEST_F(IngressWalTest, ConcurrentAppendsShareOneSync) {
     auto wal = open();
     wal->set_consumer(collector.consumer());
     wal->start();
-    std::mutex mutex;
-    std::condition_variable cv;
+    Mutex mutex;
+    CondVar cv;
     bool first_group_writing = false;
     bool release = false;
     failpoint::set_hook("wal.after_write", [&] {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         if (!first_group_writing) {
             first_group_writing = true;
             cv.notify_all();
@@ -103,13 +104,13 @@ TEST_F(IngressWalTest, ConcurrentAppendsShareOneSync) {
     std::atomic<int> completions{0};
     auto count = [&](Status status) {
         if (status.is_ok()) ++ok;
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         ++completions;
         cv.notify_all();
     };
     wal->append({make_record("t", 0, "first")}, count);
     {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         cv.wait(lock, [&] { return first_group_writing; });
     }
     int syncs_before = fs_.count(FsOp::sync);
@@ -125,12 +126,12 @@ TEST_F(IngressWalTest, ConcurrentAppendsShareOneSync) {
     }
     for (auto& producer : producers) producer.join();
     {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         release = true;
         cv.notify_all();
     }
     {
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         cv.wait(lock, [&] { return completions == 1 + kThreads * kPerThread; });
     }
     EXPECT_EQ(ok, 1 + kThreads * kPerThread);

@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 
 namespace narad::wal {
 namespace {
@@ -35,7 +36,7 @@ Status LocalCommitter::commit(const std::string& topic, const std::string& incar
                               PartitionId partition, std::span<const storage::Record> records) {
     if (owner_fence_) NARAD_RETURN_IF_ERROR(owner_fence_());
     auto guard = guards_.guard(topic);
-    std::shared_lock topic_lock(*guard);
+    ReaderLock topic_lock(*guard);
     meta::MetaSnapshot record_view = store_.snapshot();
     const meta::Topic* record = record_view->find_topic(topic);
     if (record == nullptr || record->incarnation.value() != incarnation ||
@@ -45,7 +46,7 @@ Status LocalCommitter::commit(const std::string& topic, const std::string& incar
     {
         // One preparation at a time: concurrent workers committing to sibling partitions would
         // otherwise race on the marker's temporary file.
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (prepared_.count({topic, incarnation}) == 0) {
             Status status = storage::prepare_topic_directory(fs_, logs_.topic_directory(topic),
                                                              record->incarnation);
@@ -59,7 +60,7 @@ Status LocalCommitter::commit(const std::string& topic, const std::string& incar
         }
     }
     std::shared_ptr<storage::PartitionGates::Gate> gate;
-    std::shared_lock<std::shared_mutex> produce_lock;
+    std::shared_lock<SharedMutex> produce_lock;
     if (gates_ != nullptr) {
         gate = gates_->gate(topic, partition);
         produce_lock = std::shared_lock(gate->produce);

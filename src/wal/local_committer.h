@@ -12,6 +12,7 @@
 #include <set>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "meta/meta_store.h"
 #include "storage/log_manager.h"
 #include "storage/partition_gates.h"
@@ -39,9 +40,9 @@ class LocalCommitter final : public PartitionCommitter {
     storage::TopicGuards& guards_;
     storage::PartitionGates* gates_;
     std::function<Status()> owner_fence_;
-    std::mutex mutex_;
-    std::set<std::pair<std::string, std::string>>
-        prepared_;  // GUARDED_BY(mutex_) (topic, incarnation)
+    Mutex mutex_;
+    std::set<std::pair<std::string, std::string>> prepared_
+        GUARDED_BY(mutex_);  // (topic, incarnation)
 };
 
 }  // namespace narad::wal

@@ -1,6 +1,7 @@
 #include "wal/produce_service.h"
 
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/random.h"
 
 namespace narad::wal {
@@ -21,7 +22,7 @@ ProduceService::ProduceService(Clock& clock, meta::MetaStore& store, IngressWal&
 
 Result<std::shared_ptr<const meta::CompiledSchema>> ProduceService::schema_for(
     const meta::Topic& topic) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = schemas_.find(topic.name);
     // A version's document never changes while the topic lives, and a recreated topic has a new
     // incarnation: the pair names the document.
@@ -35,7 +36,7 @@ Result<std::shared_ptr<const meta::CompiledSchema>> ProduceService::schema_for(
 }
 
 uint32_t ProduceService::next_round_robin(const std::string& topic, uint32_t partitions) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto [it, fresh] = round_robin_.try_emplace(topic, 0);
     // Each topic starts at a random partition, so producers writing several topics in turn still
     // spread every one of them over all its partitions.

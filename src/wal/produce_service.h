@@ -21,13 +21,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/checksum.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "meta/meta_store.h"
 #include "meta/schema.h"
 #include "wal/direct_commits.h"
@@ -69,15 +69,15 @@ class ProduceService {
     IngressWal& wal_;
     const OwnerLiveness* liveness_;
     DirectCommits* direct_;
-    std::mutex mutex_;
+    Mutex mutex_;
     // A topic's compiled current schema, with the incarnation and version it was compiled from.
     struct CachedSchema {
         std::string incarnation;
         uint32_t version = 0;
         std::shared_ptr<const meta::CompiledSchema> compiled;
     };
-    std::map<std::string, CachedSchema> schemas_;  // GUARDED_BY(mutex_)
-    std::map<std::string, uint32_t> round_robin_;  // GUARDED_BY(mutex_)
+    std::map<std::string, CachedSchema> schemas_ GUARDED_BY(mutex_);
+    std::map<std::string, uint32_t> round_robin_ GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::wal

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <deque>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "meta/fake_meta_store.h"
 #include "wal/commit_codec.h"
 #include "wal/wal_test_util.h"
@@ -23,7 +23,7 @@ class FakePeers final : public PeerClient {
     };
     Result<PeerReply> call(const NodeId& node, std::string_view method, std::string_view target,
                            std::string_view body, std::string_view, Millis) override {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         calls_.push_back({node, std::string(method), std::string(target), std::string(body)});
         if (answers_.empty()) return PeerReply{204, "", ""};
         auto answer = answers_.front();
@@ -31,16 +31,16 @@ class FakePeers final : public PeerClient {
         return answer;
     }
     void answer(Result<PeerReply> reply) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         answers_.push_back(std::move(reply));
     }
     std::vector<Call> calls() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return calls_;
     }
 
   private:
-    std::mutex mutex_;
+    Mutex mutex_;
     std::vector<Call> calls_;
     std::deque<Result<PeerReply>> answers_;
 };

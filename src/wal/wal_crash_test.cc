@@ -7,6 +7,7 @@
 #include <random>
 #include <tuple>
 
+#include "base/mutex.h"
 #include "io/fault_injection_fs.h"
 #include "wal/dispatcher.h"
 #include "wal/wal_test_util.h"
@@ -50,7 +51,7 @@ TEST_F(WalCrashTest, ReplayAfterCrashCommitsEachRecordOnce) {
             expected[i % 2].push_back(value);
             ASSERT_TRUE(append_and_wait(*wal, {make_record("t", i % 2, value)}).is_ok());
         }
-        ASSERT_TRUE(committer_.wait_until([&] {
+        ASSERT_TRUE(committer_.wait_until([&]() REQUIRES(committer_.mutex()) {
             return committer_.values_locked({"t", 0}).size() == 5;
         }));
         EXPECT_TRUE(committer_.values({"t", 1}).empty());
@@ -62,7 +63,8 @@ TEST_F(WalCrashTest, ReplayAfterCrashCommitsEachRecordOnce) {
     auto wal = open();
     Dispatcher dispatcher(clock_, *wal, committer_, {});
     dispatcher.start();
-    ASSERT_TRUE(committer_.wait_until([&] { return committer_.committed_locked() == 10; }));
+    ASSERT_TRUE(committer_.wait_until(
+        [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 10; }));
     dispatcher.stop();
     EXPECT_EQ(committer_.values({"t", 0}), expected[0]);
     EXPECT_EQ(committer_.values({"t", 1}), expected[1]);
@@ -88,11 +90,11 @@ TEST_F(WalCrashTest, RandomizedCrashesLoseNoAcknowledgedRecordAndCommitNoneTwice
     dispatcher_options.threads = 2;
     dispatcher_options.max_batch_records = 4;
 
-    std::mutex mutex;
-    std::condition_variable completed;
-    std::set<std::string> acked;      // GUARDED_BY(mutex)
-    std::set<std::string> attempted;  // GUARDED_BY(mutex)
-    int outstanding = 0;              // GUARDED_BY(mutex)
+    Mutex mutex;
+    CondVar completed;
+    std::set<std::string> acked;      // under mutex
+    std::set<std::string> attempted;  // under mutex
+    int outstanding = 0;              // under mutex
     IngressId id;
 
     for (int round = 0; round <= kRounds; ++round) {
@@ -101,7 +103,7 @@ TEST_F(WalCrashTest, RandomizedCrashesLoseNoAcknowledgedRecordAndCommitNoneTwice
         // every segment deleted but the empty active one.
         bool drain = final_round || chance(4);
         std::set<uint32_t> down;  // partitions whose owner refuses every commit this round
-        std::mutex gate_mutex;
+        Mutex gate_mutex;
         std::mt19937 gate_random(kSeed + round);
         if (!drain) {
             for (uint32_t p = 0; p < kPartitions; ++p) {
@@ -111,7 +113,7 @@ TEST_F(WalCrashTest, RandomizedCrashesLoseNoAcknowledgedRecordAndCommitNoneTwice
         committer_.set_gate([&, drain](const FakeCommitter::Key& key, size_t) {
             if (drain) return Status::ok();
             if (down.contains(key.second)) return Status(Errc::unavailable, "owner down");
-            std::lock_guard lock(gate_mutex);
+            MutexLock lock(gate_mutex);
             return gate_random() % 5 == 0 ? Status(Errc::peer_error, "flaky") : Status::ok();
         });
 
@@ -142,18 +144,18 @@ TEST_F(WalCrashTest, RandomizedCrashesLoseNoAcknowledgedRecordAndCommitNoneTwice
                 records.push_back(make_record("t", random() % kPartitions, value));
             }
             {
-                std::lock_guard lock(mutex);
+                MutexLock lock(mutex);
                 attempted.insert(values.begin(), values.end());
                 ++outstanding;
             }
             wal->append(std::move(records), [&, values](Status status) {
-                std::lock_guard lock(mutex);
+                MutexLock lock(mutex);
                 if (status.is_ok()) acked.insert(values.begin(), values.end());
                 --outstanding;
                 completed.notify_all();
             });
             if (chance(4)) {
-                std::unique_lock lock(mutex);
+                MutexLock lock(mutex);
                 ASSERT_TRUE(
                     completed.wait_for(lock, testing::kPatience, [&] { return outstanding == 0; }));
             }
@@ -164,12 +166,12 @@ TEST_F(WalCrashTest, RandomizedCrashesLoseNoAcknowledgedRecordAndCommitNoneTwice
         if (drain) {
             std::set<std::string> must_commit;
             {
-                std::unique_lock lock(mutex);
+                MutexLock lock(mutex);
                 ASSERT_TRUE(
                     completed.wait_for(lock, testing::kPatience, [&] { return outstanding == 0; }));
                 must_commit = acked;
             }
-            ASSERT_TRUE(committer_.wait_until([&] {
+            ASSERT_TRUE(committer_.wait_until([&]() REQUIRES(committer_.mutex()) {
                 auto values = committer_.all_values_locked();
                 for (const auto& value : must_commit) {
                     if (!values.contains(value)) return false;
@@ -182,7 +184,7 @@ TEST_F(WalCrashTest, RandomizedCrashesLoseNoAcknowledgedRecordAndCommitNoneTwice
         dispatcher.reset();
         wal.reset();
         {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             ASSERT_EQ(outstanding, 0);
         }
         fs_.heal();

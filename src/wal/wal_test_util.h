@@ -8,18 +8,17 @@
 #include <stdlib.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "io/fault_injection_fs.h"
 #include "io/file_system.h"
 #include "wal/dispatcher.h"
@@ -115,17 +114,17 @@ class Collector {
   public:
     IngressWal::Consumer consumer() {
         return [this](std::vector<std::shared_ptr<const IngressRecord>> records) {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             for (auto& record : records) records_.push_back(std::move(record));
             changed_.notify_all();
         };
     }
     bool wait_for_count(size_t count) {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         return changed_.wait_for(lock, kPatience, [&] { return records_.size() >= count; });
     }
     std::vector<std::shared_ptr<const IngressRecord>> records() const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return records_;
     }
     std::vector<WalSeq> sequences() const {
@@ -135,8 +134,8 @@ class Collector {
     }
 
   private:
-    mutable std::mutex mutex_;
-    std::condition_variable changed_;
+    mutable Mutex mutex_;
+    CondVar changed_;
     std::vector<std::shared_ptr<const IngressRecord>> records_;
 };
 
@@ -161,14 +160,14 @@ class FakeCommitter final : public PartitionCommitter {
         Gate gate;
         size_t attempt = 0;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             EXPECT_TRUE(in_flight_.insert(key).second)
                 << "partition " << topic << "/" << partition.value() << " committed concurrently";
             attempt = ++attempts_[key];
             gate = gate_;
         }
         Status status = gate ? gate(key, attempt) : Status::ok();
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         in_flight_.erase(key);
         if (status.is_ok()) {
             Partition& log = partitions_[key];
@@ -203,61 +202,64 @@ class FakeCommitter final : public PartitionCommitter {
     }
 
     void set_gate(Gate gate) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         gate_ = std::move(gate);
     }
 
+    // The committer's lock, for a wait_until predicate to name: [&]() REQUIRES(c.mutex()) {...}.
+    Mutex& mutex() RETURN_CAPABILITY(mutex_) { return mutex_; }
+
     // Waits until `predicate` (called under the committer's lock) holds; false after kPatience.
     bool wait_until(const std::function<bool()>& predicate) {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         return changed_.wait_for(lock, kPatience, predicate);
     }
 
     // The calls below take the lock; inside wait_until's predicate use the *_locked forms.
     size_t attempts(const Key& key) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return attempts_locked(key);
     }
-    size_t attempts_locked(const Key& key) {
+    size_t attempts_locked(const Key& key) REQUIRES(mutex_) {
         auto it = attempts_.find(key);
         return it == attempts_.end() ? 0 : it->second;
     }
     std::vector<std::string> values(const Key& key) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return values_locked(key);
     }
-    std::vector<std::string> values_locked(const Key& key) {
+    std::vector<std::string> values_locked(const Key& key) REQUIRES(mutex_) {
         auto it = partitions_.find(key);
         return it == partitions_.end() ? std::vector<std::string>() : it->second.values;
     }
     std::vector<std::string> incarnations(const Key& key) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = partitions_.find(key);
         return it == partitions_.end() ? std::vector<std::string>() : it->second.incarnations;
     }
-    size_t committed_locked() const { return committed_; }
+    size_t committed_locked() const REQUIRES(mutex_) { return committed_; }
     size_t committed() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return committed_;
     }
     size_t duplicates() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return duplicates_;
     }
     size_t max_batch() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return max_batch_;
     }
     size_t batches() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return batches_;
     }
     // Every value appended to any partition, with how many times it was appended.
     std::map<std::string, int> all_values() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return all_values_locked();
     }
-    std::map<std::string, int> all_values_locked() {
+    std::map<std::string, int> all_values_locked() REQUIRES(mutex_) {
         std::map<std::string, int> out;
         for (const auto& [key, log] : partitions_) {
             for (const auto& value : log.values) ++out[value];
@@ -273,17 +275,17 @@ class FakeCommitter final : public PartitionCommitter {
     };
 
     const Stamps stamps_expected_;
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    Gate gate_;                                       // GUARDED_BY(mutex_)
-    std::map<Key, Partition> partitions_;             // GUARDED_BY(mutex_)
-    std::map<Key, size_t> attempts_;                  // GUARDED_BY(mutex_)
-    std::set<Key> in_flight_;                         // GUARDED_BY(mutex_)
-    std::set<std::pair<uint64_t, uint64_t>> stamps_;  // GUARDED_BY(mutex_)
-    size_t committed_ = 0;                            // GUARDED_BY(mutex_)
-    size_t duplicates_ = 0;                           // GUARDED_BY(mutex_)
-    size_t batches_ = 0;                              // GUARDED_BY(mutex_)
-    size_t max_batch_ = 0;                            // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    CondVar changed_;
+    Gate gate_ GUARDED_BY(mutex_);
+    std::map<Key, Partition> partitions_ GUARDED_BY(mutex_);
+    std::map<Key, size_t> attempts_ GUARDED_BY(mutex_);
+    std::set<Key> in_flight_ GUARDED_BY(mutex_);
+    std::set<std::pair<uint64_t, uint64_t>> stamps_ GUARDED_BY(mutex_);
+    size_t committed_ GUARDED_BY(mutex_) = 0;
+    size_t duplicates_ GUARDED_BY(mutex_) = 0;
+    size_t batches_ GUARDED_BY(mutex_) = 0;
+    size_t max_batch_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace narad::wal::testing

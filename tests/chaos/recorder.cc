@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "base/mutex.h"
+
 namespace narad::testing {
 
 using nlohmann::json;
@@ -27,7 +29,7 @@ void History::record(json entry, HistoryTime call, HistoryTime returned) {
     entry["call_ns"] = call;
     entry["return_ns"] = returned;
     std::string line = entry.dump() + "\n";
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (file_ == nullptr) return;
     std::fwrite(line.data(), 1, line.size(), file_);
     ++lines_;
@@ -39,7 +41,7 @@ void History::meta(const std::string& event, json fields) {
     fields["client"] = "driver";
     HistoryTime at = now();
     record(std::move(fields), at, at);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (file_ != nullptr) std::fflush(file_);
 }
 
@@ -56,7 +58,7 @@ void History::fault(const std::string& kind, int node, HistoryTime start, Histor
 }
 
 int64_t History::lines() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return lines_;
 }
 

@@ -12,13 +12,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cluster/harness.h"
 #include "cluster/ledger.h"
 
@@ -48,9 +48,9 @@ class History {
   private:
     std::string path_;
     std::chrono::steady_clock::time_point start_;
-    std::mutex mutex_;
-    std::FILE* file_ = nullptr;  // GUARDED_BY(mutex_)
-    int64_t lines_ = 0;          // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    std::FILE* file_ GUARDED_BY(mutex_) = nullptr;
+    int64_t lines_ GUARDED_BY(mutex_) = 0;
 };
 
 // A message's payload: {"id":N,"pad":"...","sum":"<16 hex digits>"}, the pad random (seeded by the

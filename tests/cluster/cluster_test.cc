@@ -9,11 +9,11 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
+#include "base/mutex.h"
 #include "cluster/harness.h"
 #include "cluster/ledger.h"
 
@@ -48,7 +48,7 @@ std::map<int, int> drain(Cluster& cluster, const std::vector<int>& nodes, const 
                          Ledger& ledger, milliseconds timeout,
                          const std::atomic<bool>* producing = nullptr) {
     std::atomic<bool> done{false};
-    std::mutex mutex;
+    Mutex mutex;
     std::map<int, int> delivered;
     std::vector<std::thread> threads;
     for (int index : nodes) {
@@ -60,7 +60,7 @@ std::map<int, int> drain(Cluster& cluster, const std::vector<int>& nodes, const 
                 if (got > 0) count += got;
                 if (got < 0) client = cluster.node(index).client(seconds(15));
             }
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             delivered[index] = count;
         });
     }
@@ -164,7 +164,7 @@ TEST_F(HealthyClusterTest, ProduceAndConsumeThroughEveryNode) {
     }
     Ledger ledger(3 * kPerNode);
     std::atomic<int> refused{0};
-    std::mutex mutex;
+    Mutex mutex;
     std::string first_refusal;
     std::vector<std::thread> producers;
     for (int index = 1; index <= 3; ++index) {
@@ -178,7 +178,7 @@ TEST_F(HealthyClusterTest, ProduceAndConsumeThroughEveryNode) {
                     continue;
                 }
                 if (refused++ == 0) {
-                    std::lock_guard lock(mutex);
+                    MutexLock lock(mutex);
                     first_refusal = "n" + std::to_string(index) + ": " + describe(response);
                 }
                 client = cluster.node(index).client(seconds(10));
@@ -283,7 +283,7 @@ TEST(ClusterFailoverTest, KillNodeUnderProduceLoadLosesNothing) {
     std::atomic<int> next_id{0};
     std::atomic<bool> stop{false};
     std::atomic<int> failures{0};
-    std::mutex mutex;
+    Mutex mutex;
     std::vector<std::string> failure_samples;
     std::vector<std::thread> producers;
     for (int index : survivors) {
@@ -298,7 +298,7 @@ TEST(ClusterFailoverTest, KillNodeUnderProduceLoadLosesNothing) {
                     continue;
                 }
                 ++failures;
-                std::lock_guard lock(mutex);
+                MutexLock lock(mutex);
                 if (failure_samples.size() < 5) {
                     failure_samples.push_back("n" + std::to_string(index) + ": " +
                                               describe(response));

@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "base/mutex.h"
+
 namespace narad::testing {
 
-Ledger::Ledger(int capacity) : accepted_(capacity, 0), delivered_(capacity, 0) {}
+Ledger::Ledger(int capacity)
+    : capacity_(capacity), accepted_(capacity, 0), delivered_(capacity, 0) {}
 
 void Ledger::accept(int id) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // An id the test itself made up out of range is a bug in the test, not in the node.
     EXPECT_TRUE(id >= 0 && id < capacity()) << "accepted id " << id << " outside the ledger";
     if (id < 0 || id >= capacity()) return;
@@ -17,7 +20,7 @@ void Ledger::accept(int id) {
 }
 
 void Ledger::deliver(int id) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (id < 0 || id >= capacity()) {
         ++strays_;
         return;
@@ -27,12 +30,12 @@ void Ledger::deliver(int id) {
 }
 
 int Ledger::accepted_count() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return accepted_count_;
 }
 
 std::vector<int> Ledger::lost() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::vector<int> out;
     for (int id = 0; id < capacity(); ++id) {
         if (accepted_[id] > 0 && delivered_[id] == 0) out.push_back(id);
@@ -41,23 +44,23 @@ std::vector<int> Ledger::lost() {
 }
 
 int64_t Ledger::deliveries() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return deliveries_;
 }
 
 int64_t Ledger::duplicates() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return deliveries_ - delivered_count_;
 }
 
 int64_t Ledger::strays() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return strays_;
 }
 
 std::string Ledger::summary() {
     std::vector<int> missing = lost();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return "accepted " + std::to_string(accepted_count_) + ", deliveries " +
            std::to_string(deliveries_) + ", duplicates " +
            std::to_string(deliveries_ - delivered_count_) + ", lost " +
@@ -67,7 +70,7 @@ std::string Ledger::summary() {
 }
 
 void OffsetBook::record(int partition, int64_t offset, int id) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto [it, inserted] = ids_.emplace(std::make_pair(partition, offset), id);
     if (inserted || it->second == id) return;
     ++conflicts_;
@@ -79,12 +82,12 @@ void OffsetBook::record(int partition, int64_t offset, int id) {
 }
 
 int OffsetBook::conflicts() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return conflicts_;
 }
 
 std::string OffsetBook::samples() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::string out;
     for (const auto& sample : samples_) out += "\n  " + sample;
     return out;

@@ -7,9 +7,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace narad::testing {
 
@@ -17,7 +18,7 @@ class Ledger {
   public:
     explicit Ledger(int capacity);
 
-    int capacity() const { return static_cast<int>(accepted_.size()); }
+    int capacity() const { return capacity_; }
     // The node answered 202 for message `id` (0 <= id < capacity).
     void accept(int id);
     // A consumer got message `id` back.
@@ -37,13 +38,14 @@ class Ledger {
     std::string summary();
 
   private:
-    std::mutex mutex_;
-    std::vector<uint8_t> accepted_;    // GUARDED_BY(mutex_); size fixed at construction
-    std::vector<uint32_t> delivered_;  // GUARDED_BY(mutex_); size fixed at construction
-    int accepted_count_ = 0;           // GUARDED_BY(mutex_)
-    int delivered_count_ = 0;          // GUARDED_BY(mutex_)
-    int64_t deliveries_ = 0;           // GUARDED_BY(mutex_)
-    int64_t strays_ = 0;               // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    const int capacity_;
+    std::vector<uint8_t> accepted_ GUARDED_BY(mutex_);    // size fixed at construction
+    std::vector<uint32_t> delivered_ GUARDED_BY(mutex_);  // size fixed at construction
+    int accepted_count_ GUARDED_BY(mutex_) = 0;
+    int delivered_count_ GUARDED_BY(mutex_) = 0;
+    int64_t deliveries_ GUARDED_BY(mutex_) = 0;
+    int64_t strays_ GUARDED_BY(mutex_) = 0;
 };
 
 // Which message each (partition, offset) delivered: one offset holding two different messages is a
@@ -56,10 +58,10 @@ class OffsetBook {
     std::string samples();
 
   private:
-    std::mutex mutex_;
-    std::map<std::pair<int, int64_t>, int> ids_;  // GUARDED_BY(mutex_)
-    int conflicts_ = 0;                           // GUARDED_BY(mutex_)
-    std::vector<std::string> samples_;            // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    std::map<std::pair<int, int64_t>, int> ids_ GUARDED_BY(mutex_);
+    int conflicts_ GUARDED_BY(mutex_) = 0;
+    std::vector<std::string> samples_ GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::testing

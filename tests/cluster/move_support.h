@@ -11,12 +11,12 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "base/mutex.h"
 #include "cluster/harness.h"
 #include "cluster/ledger.h"
 
@@ -184,7 +184,7 @@ class MoveWatcher {
         if (thread_.joinable()) thread_.join();
     }
     std::set<Move> seen() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return seen_;
     }
 
@@ -192,7 +192,7 @@ class MoveWatcher {
     void run() {
         while (!stopping_) {
             if (auto moves = list_moves(cluster_, observer_)) {
-                std::lock_guard lock(mutex_);
+                MutexLock lock(mutex_);
                 seen_.insert(moves->begin(), moves->end());
             }
             std::this_thread::sleep_for(milliseconds(50));  // the poll period
@@ -202,8 +202,8 @@ class MoveWatcher {
     Cluster& cluster_;
     int observer_;
     std::atomic<bool> stopping_{false};
-    std::mutex mutex_;
-    std::set<Move> seen_;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    std::set<Move> seen_ GUARDED_BY(mutex_);
     std::thread thread_;
 };
 
@@ -349,11 +349,11 @@ class Traffic {
     }
 
     int refused() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return refused_;
     }
     std::string refusal_samples() {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         std::string out;
         for (const auto& sample : samples_) out += "\n  " + sample;
         return out;
@@ -361,7 +361,7 @@ class Traffic {
 
   private:
     void note_refusal(int index, std::string what) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         ++refused_;
         if (samples_.size() < 5) samples_.push_back("n" + std::to_string(index) + ": " + what);
     }
@@ -376,9 +376,9 @@ class Traffic {
     std::atomic<bool> stop_consuming_{false};
     std::vector<std::thread> producers_;
     std::vector<std::thread> consumers_;
-    std::mutex mutex_;
-    int refused_ = 0;                   // GUARDED_BY(mutex_)
-    std::vector<std::string> samples_;  // GUARDED_BY(mutex_)
+    Mutex mutex_;
+    int refused_ GUARDED_BY(mutex_) = 0;
+    std::vector<std::string> samples_ GUARDED_BY(mutex_);
 };
 
 // Waits until `count` more ids than now are accepted.
