@@ -9,7 +9,7 @@ ASAN_DIR ?= build/asan
 BENCH_DIR ?= build/bench
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run cluster test test-build unit cluster-test chaos chaos-matrix bench bench-single bench-cluster bench-move bench-meta bench-scale bench-soak asan format clean
+.PHONY: all deps build run cluster test test-build thread-safety unit cluster-test chaos chaos-matrix bench bench-single bench-cluster bench-move bench-meta bench-scale bench-soak asan format clean
 
 all: build
 
@@ -37,9 +37,16 @@ test-build: deps
 		-DNARAD_TESTS=ON -DNARAD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(TEST_DIR) -j $(JOBS)
 
-# Every unit and cluster (multi-process) test, and the chaos suite's CI tier.
+# The module layering (scripts/check-layers.py), clang's thread-safety analysis over every file of
+# the test build, then every unit and cluster (multi-process) test and the chaos suite's CI tier.
 test: test-build
+	@./scripts/check-layers.py src
+	@./scripts/thread-safety.py --build $(TEST_DIR)
 	@cd $(TEST_DIR) && ctest -L 'unit|cluster|chaos' --output-on-failure -j $(JOBS) --timeout 900
+
+# clang -Wthread-safety over every file of the test build, as errors (docs/contributing.md).
+thread-safety: test-build
+	@./scripts/thread-safety.py --build $(TEST_DIR)
 
 unit: test-build
 	@cd $(TEST_DIR) && ctest -L unit --output-on-failure -j $(JOBS)
