@@ -37,19 +37,15 @@
 #define CAPABILITY(name) NARAD_THREAD_ATTRIBUTE(capability(name))
 #define SCOPED_CAPABILITY NARAD_THREAD_ATTRIBUTE(scoped_lockable)
 #define GUARDED_BY(mutex) NARAD_THREAD_ATTRIBUTE(guarded_by(mutex))
-#define PT_GUARDED_BY(mutex) NARAD_THREAD_ATTRIBUTE(pt_guarded_by(mutex))
 #define ACQUIRED_BEFORE(...) NARAD_THREAD_ATTRIBUTE(acquired_before(__VA_ARGS__))
-#define ACQUIRED_AFTER(...) NARAD_THREAD_ATTRIBUTE(acquired_after(__VA_ARGS__))
 #define REQUIRES(...) NARAD_THREAD_ATTRIBUTE(requires_capability(__VA_ARGS__))
 #define REQUIRES_SHARED(...) NARAD_THREAD_ATTRIBUTE(requires_shared_capability(__VA_ARGS__))
 #define ACQUIRE(...) NARAD_THREAD_ATTRIBUTE(acquire_capability(__VA_ARGS__))
 #define ACQUIRE_SHARED(...) NARAD_THREAD_ATTRIBUTE(acquire_shared_capability(__VA_ARGS__))
 #define RELEASE(...) NARAD_THREAD_ATTRIBUTE(release_capability(__VA_ARGS__))
 #define RELEASE_SHARED(...) NARAD_THREAD_ATTRIBUTE(release_shared_capability(__VA_ARGS__))
-#define RELEASE_GENERIC(...) NARAD_THREAD_ATTRIBUTE(release_generic_capability(__VA_ARGS__))
 #define TRY_ACQUIRE(...) NARAD_THREAD_ATTRIBUTE(try_acquire_capability(__VA_ARGS__))
 #define EXCLUDES(...) NARAD_THREAD_ATTRIBUTE(locks_excluded(__VA_ARGS__))
-#define ASSERT_CAPABILITY(mutex) NARAD_THREAD_ATTRIBUTE(assert_capability(mutex))
 #define RETURN_CAPABILITY(mutex) NARAD_THREAD_ATTRIBUTE(lock_returned(mutex))
 // For the rare function whose locking the analysis cannot follow; say why beside it.
 #define NO_THREAD_SAFETY_ANALYSIS NARAD_THREAD_ATTRIBUTE(no_thread_safety_analysis)
@@ -57,7 +53,7 @@
 namespace narad {
 
 class CAPABILITY("mutex") Mutex {
-public:
+  public:
     Mutex() = default;
     Mutex(const Mutex&) = delete;
     Mutex& operator=(const Mutex&) = delete;
@@ -66,17 +62,14 @@ public:
     void unlock() RELEASE() { mutex_.unlock(); }
     bool try_lock() TRY_ACQUIRE(true) { return mutex_.try_lock(); }
 
-    // Tells the analysis the caller holds this mutex where it cannot see it (checked by nothing).
-    void assert_held() const ASSERT_CAPABILITY(this) {}
-
-private:
+  private:
     friend class MutexLock;
     std::mutex mutex_;
 };
 
 // Holds a Mutex for its scope. It may be released early and taken again, and a CondVar waits on it.
 class SCOPED_CAPABILITY MutexLock {
-public:
+  public:
     explicit MutexLock(Mutex& mutex) ACQUIRE(mutex) : lock_(mutex.mutex_) {}
     ~MutexLock() RELEASE() {}
     MutexLock(const MutexLock&) = delete;
@@ -85,14 +78,14 @@ public:
     void unlock() RELEASE() { lock_.unlock(); }
     void lock() ACQUIRE() { lock_.lock(); }
 
-private:
+  private:
     friend class CondVar;
     std::unique_lock<std::mutex> lock_;
 };
 
 // std::condition_variable over a MutexLock. Waits return with the lock held, as the standard ones.
 class CondVar {
-public:
+  public:
     void notify_one() noexcept { cv_.notify_one(); }
     void notify_all() noexcept { cv_.notify_all(); }
 
@@ -106,25 +99,28 @@ public:
         return cv_.wait_for(lock.lock_, timeout);
     }
     template <class Rep, class Period, class Predicate>
-    bool wait_for(MutexLock& lock, const std::chrono::duration<Rep, Period>& timeout, Predicate ready) {
+    bool wait_for(MutexLock& lock, const std::chrono::duration<Rep, Period>& timeout,
+                  Predicate ready) {
         return cv_.wait_for(lock.lock_, timeout, std::move(ready));
     }
     template <class Clock, class Duration>
-    std::cv_status wait_until(MutexLock& lock, const std::chrono::time_point<Clock, Duration>& deadline) {
+    std::cv_status wait_until(MutexLock& lock,
+                              const std::chrono::time_point<Clock, Duration>& deadline) {
         return cv_.wait_until(lock.lock_, deadline);
     }
     template <class Clock, class Duration, class Predicate>
-    bool wait_until(MutexLock& lock, const std::chrono::time_point<Clock, Duration>& deadline, Predicate ready) {
+    bool wait_until(MutexLock& lock, const std::chrono::time_point<Clock, Duration>& deadline,
+                    Predicate ready) {
         return cv_.wait_until(lock.lock_, deadline, std::move(ready));
     }
 
-private:
+  private:
     std::condition_variable cv_;
 };
 
 // A reader-writer mutex: many readers (ReaderLock) or one writer (WriterLock).
 class CAPABILITY("mutex") SharedMutex {
-public:
+  public:
     SharedMutex() = default;
     SharedMutex(const SharedMutex&) = delete;
     SharedMutex& operator=(const SharedMutex&) = delete;
@@ -134,29 +130,31 @@ public:
     void lock_shared() ACQUIRE_SHARED() { mutex_.lock_shared(); }
     void unlock_shared() RELEASE_SHARED() { mutex_.unlock_shared(); }
 
-private:
+  private:
     std::shared_mutex mutex_;
 };
 
 class SCOPED_CAPABILITY ReaderLock {
-public:
-    explicit ReaderLock(SharedMutex& mutex) ACQUIRE_SHARED(mutex) : mutex_(mutex) { mutex_.lock_shared(); }
+  public:
+    explicit ReaderLock(SharedMutex& mutex) ACQUIRE_SHARED(mutex) : mutex_(mutex) {
+        mutex_.lock_shared();
+    }
     ~ReaderLock() RELEASE() { mutex_.unlock_shared(); }
     ReaderLock(const ReaderLock&) = delete;
     ReaderLock& operator=(const ReaderLock&) = delete;
 
-private:
+  private:
     SharedMutex& mutex_;
 };
 
 class SCOPED_CAPABILITY WriterLock {
-public:
+  public:
     explicit WriterLock(SharedMutex& mutex) ACQUIRE(mutex) : mutex_(mutex) { mutex_.lock(); }
     ~WriterLock() RELEASE() { mutex_.unlock(); }
     WriterLock(const WriterLock&) = delete;
     WriterLock& operator=(const WriterLock&) = delete;
 
-private:
+  private:
     SharedMutex& mutex_;
 };
 
