@@ -1,13 +1,11 @@
-// ConsumeService: the consume side of a node. It owns the PartitionQueue of every partition this
-// node serves (loaded lazily from consumer.offset, registered with the OffsetCommitter), picks
-// partitions for a topic-wide consume (rotating, so no partition starves), reads the leased records
-// from the partition logs, and parks long-polls until a message can be delivered or their wait runs
-// out.
+// ConsumeService: the consume side of a node, put together from three parts: PartitionQueues (the
+// consumer state of every partition this node serves), ConsumeReader (one pass that reserves and
+// reads what can be delivered now) and LongPolls (consumes parked until something can change
+// their answer). It adds the settling of deliveries (ack, extend, nack), the reaper that ends
+// lapsed leases every `reaper_interval`, and the per-partition gauges at scrape time.
 //
-// Waiters are woken when a partition's high watermark advances (on_append), when an offset is
-// nacked or its lease lapses (a reaper checks every `reaper_interval`), and when an ack frees an
-// in-flight slot. A corrupt record is skipped (and counted); records that retention deleted before
-// they were consumed are skipped as dropped.
+// Parked consumes are woken when a partition's high watermark advances (on_append), when an offset
+// is nacked or its lease lapses, and when an ack frees a capped partition.
 //
 // Thread-safe. consume() never blocks on a wait: `done` runs later, on the thread that found the
 // messages (a reader, when set_readers() gave the service its own; else a Scheduler thread).
@@ -24,39 +22,16 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "meta/meta_store.h"
+#include "queue/consume_reader.h"
+#include "queue/long_polls.h"
 #include "queue/offset_committer.h"
-#include "queue/partition_queue.h"
+#include "queue/partition_queues.h"
 #include "storage/log_manager.h"
 #include "storage/topic_directory.h"
 
 namespace narad::queue {
 
-struct Delivery {
-    PartitionId partition;
-    Offset offset;
-    std::string key;
-    std::string value;
-    int64_t timestamp_ms = 0;
-    uint64_t lease_id = 0;  // 0 for a read-only replay
-};
-
-struct ConsumeRequest {
-    std::string topic;
-    std::optional<PartitionId> partition;  // only this partition
-    uint32_t max = 1;                      // messages wanted (batch consume)
-    Millis wait{0};                        // long-poll up to this long
-};
-
 enum class Settle { ack, extend, nack };
-
-// An offset of a loaded partition waiting for its dead letter (PartitionQueue::exhausted()).
-struct ExhaustedMessage {
-    std::string topic;
-    IncarnationId incarnation;
-    PartitionId partition;
-    Exhausted exhausted;
-    bool at_frontier = false;  // every offset below it is settled
-};
 
 struct ConsumeOptions {
     Millis reaper_interval{100};
@@ -107,15 +82,14 @@ class ConsumeService {
 
     // Which partitions may hand out new leases (set once, before start()): in a cluster, those
     // this node owns and that are not frozen for a move. Unset: every partition with a local log.
-    using ServingFilter =
-        std::function<bool(const meta::MetaState&, std::string_view topic, PartitionId)>;
+    using ServingFilter = ConsumeReader::ServingFilter;
     void set_serving_filter(ServingFilter filter);
     // Where the reads of consume attempts run (set once, before start()): they read partition logs
     // and may open them, so a node gives them a pool of their own and no HTTP I/O thread waits on
     // the disk. When `run` does not queue the read, a new consume is refused (unavailable, saying
     // whether the readers are full or the node is shutting down) and a woken or expiring one runs
     // where it is. Unset: on the calling thread.
-    using Readers = std::function<ThreadPool::Posted(std::function<void()>)>;
+    using Readers = LongPolls::Readers;
     void set_readers(Readers run);
     // Runs `read` on the readers (inline when unset); unavailable, with the reason, when they do
     // not take it.

@@ -2,11 +2,13 @@
 
 #include <set>
 
+#include "base/base64.h"
 #include "base/checksum.h"
 #include "base/failpoint.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/utf8.h"
 
 namespace narad::queue {
 namespace {

@@ -1,0 +1,173 @@
+#include "queue/long_polls.h"
+
+#include <algorithm>
+
+namespace narad::queue {
+
+LongPolls::LongPolls(Clock& clock, Scheduler& scheduler, ConsumeMetrics& metrics, Reserve reserve,
+                     Release release)
+    : clock_(clock),
+      scheduler_(scheduler),
+      metrics_(metrics),
+      reserve_(std::move(reserve)),
+      release_(std::move(release)) {}
+
+LongPolls::~LongPolls() { shut_down(); }
+
+void LongPolls::set_readers(Readers run) { readers_ = std::move(run); }
+
+void LongPolls::consume(ConsumeRequest request, Done done) {
+    if (request.max == 0) request.max = 1;
+    auto waiter = std::make_shared<Waiter>();
+    waiter->request = std::move(request);
+    waiter->done = std::move(done);
+    waiter->started = clock_.now();
+    waiter->deadline = waiter->started + waiter->request.wait;
+    Status queued = run_read([this, waiter] { attempt(waiter); });
+    if (!queued.is_ok()) finish(waiter, std::move(queued), "refused");
+}
+
+Status LongPolls::run_read(std::function<void()> read) {
+    if (!readers_) {
+        read();
+        return Status::ok();
+    }
+    switch (readers_(std::move(read))) {
+        case ThreadPool::Posted::queued:
+            return Status::ok();
+        case ThreadPool::Posted::full:
+            return Status(Errc::unavailable, "consume readers busy, retry");
+        case ThreadPool::Posted::stopping:
+            break;
+    }
+    return Status(Errc::unavailable, std::string(kShuttingDownText));
+}
+
+void LongPolls::run_read_or_here(std::function<void()> read) {
+    if (!readers_ || readers_(read) != ThreadPool::Posted::queued) read();
+}
+
+void LongPolls::attempt(const std::shared_ptr<Waiter>& waiter) {
+    for (;;) {
+        if (waiter->finished.load()) return;
+        uint64_t generation;
+        {
+            MutexLock lock(mutex_);
+            generation = generations_[waiter->request.topic];
+        }
+        Result<std::vector<Delivery>> result = reserve_(waiter->request);
+        bool expired = clock_.now() >= waiter->deadline;
+        if (!result.is_ok() || !result->empty() || expired) {
+            const char* outcome = !result.is_ok() || !result->empty()
+                                      ? (waiter->request.wait.count() == 0 ? "no_wait" : "hit")
+                                      : (waiter->request.wait.count() == 0 ? "no_wait" : "timeout");
+            finish(waiter, std::move(result), outcome);
+            return;
+        }
+        MutexLock lock(mutex_);
+        if (shut_down_) {
+            // fall through to answer "nothing" below, outside the lock
+        } else if (generations_[waiter->request.topic] != generation) {
+            continue;  // something changed while we looked: look again
+        } else {
+            waiters_[waiter->request.topic].push_back(waiter);
+            if (!waiter->timer) {
+                auto delay = std::chrono::duration_cast<Millis>(waiter->deadline - clock_.now());
+                std::weak_ptr<Waiter> weak = waiter;
+                waiter->timer = scheduler_.after(std::max(delay, Millis(0)), [this, weak] {
+                    if (auto w = weak.lock()) run_read_or_here([this, w] { expire(w); });
+                });
+            }
+            return;
+        }
+        break;
+    }
+    finish(waiter, std::vector<Delivery>{}, "cancelled");
+}
+
+void LongPolls::expire(const std::shared_ptr<Waiter>& waiter) {
+    {
+        MutexLock lock(mutex_);
+        std::erase(waiters_[waiter->request.topic], waiter);
+    }
+    // One last look, so a message that arrived at the deadline is not missed.
+    Result<std::vector<Delivery>> result = reserve_(waiter->request);
+    finish(waiter, std::move(result), "timeout");
+}
+
+void LongPolls::finish(const std::shared_ptr<Waiter>& waiter, Result<std::vector<Delivery>> result,
+                       const char* outcome) {
+    if (waiter->finished.exchange(true)) {
+        // Someone answered first; give back anything this attempt reserved.
+        if (result.is_ok() && !result->empty()) {
+            size_t released = release_(waiter->request.topic, *result);
+            if (released > 0) wake(waiter->request.topic, released);
+        }
+        return;
+    }
+    if (waiter->timer) waiter->timer->cancel();
+    if (result.is_ok()) {
+        if (!result->empty() && std::string_view(outcome) == "timeout") outcome = "hit";
+        if (result->empty()) metrics_.empty.with({waiter->request.topic}).inc();
+        double waited = std::chrono::duration<double>(clock_.now() - waiter->started).count();
+        metrics_.wait.with({waiter->request.topic, outcome}).observe(waited);
+    }
+    waiter->done(std::move(result));
+}
+
+void LongPolls::wake(const std::string& topic, uint64_t count) {
+    std::vector<std::shared_ptr<Waiter>> woken;
+    {
+        MutexLock lock(mutex_);
+        ++generations_[topic];
+        auto it = waiters_.find(topic);
+        if (it == waiters_.end() || it->second.empty()) return;
+        if (count >= it->second.size()) {
+            woken.swap(it->second);
+        } else {
+            auto end = it->second.begin() + static_cast<std::ptrdiff_t>(count);
+            woken.assign(it->second.begin(), end);
+            it->second.erase(it->second.begin(), end);
+        }
+    }
+    for (auto& waiter : woken) {
+        scheduler_.post([this, waiter] { run_read_or_here([this, waiter] { attempt(waiter); }); });
+    }
+}
+
+void LongPolls::on_append(const std::string& topic, PartitionId partition, Offset hwm) {
+    uint64_t appended = kWakeAll;
+    {
+        MutexLock lock(hwm_mutex_);
+        auto [it, inserted] = hwms_.try_emplace({topic, partition.value()}, hwm);
+        if (!inserted) {
+            // A lower or equal watermark means the log was replaced (recreated): wake all.
+            appended = hwm > it->second ? hwm.distance_from(it->second) : kWakeAll;
+            it->second = hwm;
+        }
+    }
+    if (appended > 0) wake(topic, appended);
+}
+
+void LongPolls::forget(std::string_view topic) {
+    MutexLock lock(hwm_mutex_);
+    std::erase_if(hwms_, [&](const auto& entry) { return entry.first.first == topic; });
+}
+
+void LongPolls::forget(std::string_view topic, PartitionId partition) {
+    MutexLock lock(hwm_mutex_);
+    hwms_.erase({std::string(topic), partition.value()});
+}
+
+void LongPolls::shut_down() {
+    std::vector<std::shared_ptr<Waiter>> parked;
+    {
+        MutexLock lock(mutex_);
+        shut_down_ = true;
+        for (auto& [topic, list] : waiters_) parked.insert(parked.end(), list.begin(), list.end());
+        waiters_.clear();
+    }
+    for (auto& waiter : parked) finish(waiter, std::vector<Delivery>{}, "cancelled");
+}
+
+}  // namespace narad::queue
