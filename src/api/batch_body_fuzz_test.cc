@@ -14,9 +14,9 @@
 #include "api/compress_test_support.h"
 #include "api/params.h"
 #include "api/request_json.h"
+#include "base/base64.h"
 #include "base/json_fuzz.h"
 #include "base/json_scan.h"
-#include "base/json_text.h"
 
 namespace narad::api {
 namespace {

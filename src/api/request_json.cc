@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/params.h"
+#include "base/base64.h"
 #include "base/json_scan.h"
-#include "base/json_text.h"
 
 namespace narad::api {
 namespace {

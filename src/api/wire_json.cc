@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "base/base64.h"
 #include "base/json_text.h"
+#include "base/utf8.h"
 
 namespace narad::api {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "auth/password.h"
 #include "auth/sodium.h"
-#include "base/json_text.h"
+#include "base/base64.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/mutex.h"

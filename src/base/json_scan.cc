@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "base/json_text.h"
+#include "base/utf8.h"
 
 namespace narad::json_scan {
 namespace {
@@ -65,24 +65,6 @@ std::optional<size_t> scan_scalar(std::string_view text, size_t pos) {
         if (text.substr(pos, word.size()) == word) return pos + word.size();
     }
     return std::nullopt;
-}
-
-void append_utf8(std::string& out, uint32_t rune) {
-    if (rune < 0x80) {
-        out += char(rune);
-    } else if (rune < 0x800) {
-        out += char(0xC0 | (rune >> 6));
-        out += char(0x80 | (rune & 0x3F));
-    } else if (rune < 0x10000) {
-        out += char(0xE0 | (rune >> 12));
-        out += char(0x80 | ((rune >> 6) & 0x3F));
-        out += char(0x80 | (rune & 0x3F));
-    } else {
-        out += char(0xF0 | (rune >> 18));
-        out += char(0x80 | ((rune >> 12) & 0x3F));
-        out += char(0x80 | ((rune >> 6) & 0x3F));
-        out += char(0x80 | (rune & 0x3F));
-    }
 }
 
 uint32_t hex4(std::string_view text) {

@@ -29,38 +29,5 @@ TEST(JsonTextTest, StringEscapingMatchesGo) {
     EXPECT_EQ(json_string("\xff"), R"("\ufffd")");
 }
 
-// Rule: UTF-8 validation rejects overlongs, surrogates and truncated sequences.
-TEST(JsonTextTest, Utf8Validation) {
-    EXPECT_TRUE(is_valid_utf8("plain ascii"));
-    EXPECT_TRUE(is_valid_utf8("\xf0\x9f\x98\x80"));
-    EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));
-    EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));
-    EXPECT_FALSE(is_valid_utf8("\xe2\x82"));
-    EXPECT_FALSE(is_valid_utf8("\xf5\x80\x80\x80"));
-}
-
-// Rule: base64 round-trips every byte and refuses malformed input.
-TEST(JsonTextTest, Base64RoundTrip) {
-    std::string all;
-    for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
-    for (size_t n = 0; n < 5; ++n) {
-        std::string sample = all.substr(0, all.size() - n);
-        EXPECT_EQ(base64_decode(base64_encode(sample)), sample);
-    }
-    EXPECT_EQ(base64_encode("hi"), "aGk=");
-    // RFC 4648's test vectors.
-    EXPECT_EQ(base64_encode(""), "");
-    EXPECT_EQ(base64_encode("f"), "Zg==");
-    EXPECT_EQ(base64_encode("fo"), "Zm8=");
-    EXPECT_EQ(base64_encode("foo"), "Zm9v");
-    EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
-    // Non-zero bits under the padding are refused, as Go's strict decoder does.
-    EXPECT_FALSE(base64_decode("aGl=").has_value());
-    EXPECT_FALSE(base64_decode("aH==").has_value());
-    EXPECT_FALSE(base64_decode("aGk").has_value());
-    EXPECT_FALSE(base64_decode("a=Gk").has_value());
-    EXPECT_FALSE(base64_decode("aG!=").has_value());
-}
-
 }  // namespace
 }  // namespace narad

@@ -3,7 +3,9 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "base/base64.h"
 #include "base/json_text.h"
+#include "base/utf8.h"
 #include "cli/json_text.h"
 #include "cli/text.h"
 

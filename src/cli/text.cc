@@ -4,45 +4,13 @@
 #include <cstdio>
 #include <limits>
 
+#include "base/utf8.h"
+
 namespace narad::cli {
 namespace {
 
 constexpr char kLowerHex[] = "0123456789abcdef";
 constexpr char kUpperHex[] = "0123456789ABCDEF";
-
-// Decodes one UTF-8 sequence at `text[i]`. Returns the rune and its length, or rune -1 with
-// length 1 for an invalid byte (Go's utf8.DecodeRuneInString returning RuneError, 1).
-std::pair<int32_t, size_t> decode_rune(std::string_view text, size_t i) {
-    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-    const unsigned char c = byte(i);
-    if (c < 0x80) return {c, 1};
-    size_t length = 0;
-    int32_t rune = 0;
-    int32_t minimum = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-        length = 2;
-        rune = c & 0x1F;
-        minimum = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        length = 3;
-        rune = c & 0x0F;
-        minimum = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        length = 4;
-        rune = c & 0x07;
-        minimum = 0x10000;
-    } else {
-        return {-1, 1};
-    }
-    if (i + length > text.size()) return {-1, 1};
-    for (size_t k = 1; k < length; ++k) {
-        const unsigned char next = byte(i + k);
-        if ((next & 0xC0) != 0x80) return {-1, 1};
-        rune = (rune << 6) | (next & 0x3F);
-    }
-    if (rune < minimum || rune > 0x10FFFF || (rune >= 0xD800 && rune <= 0xDFFF)) return {-1, 1};
-    return {rune, length};
-}
 
 bool is_print(int32_t rune) {
     // A close approximation of unicode.IsPrint for what a CLI sees: printable ASCII, and any valid
@@ -226,7 +194,7 @@ std::string go_quote(std::string_view text) {
 
 size_t rune_count(std::string_view text) {
     size_t count = 0;
-    for (size_t i = 0; i < text.size(); ++count) i += decode_rune(text, i).second;
+    for (size_t i = 0; i < text.size(); ++count) i += decode_rune(text, i).length;
     return count;
 }
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/json_text.h"
+#include "base/base64.h"
 #include "meta/etcd_client_json.h"
 
 namespace narad::meta {

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "base/json_text.h"
+#include "base/base64.h"
 
 namespace narad::meta::gateway {
 namespace {

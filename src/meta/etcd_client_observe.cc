@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/base64.h"
 #include "base/json_scan.h"
-#include "base/json_text.h"
 #include "base/log.h"
 #include "base/mutex.h"
 #include "base/thread_pool.h"

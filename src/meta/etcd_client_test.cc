@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "base/json_text.h"
+#include "base/base64.h"
 #include "base/mutex.h"
 #include "meta/etcd_client_json.h"
 

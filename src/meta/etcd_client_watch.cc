@@ -12,7 +12,7 @@
 #include <optional>
 #include <thread>
 
-#include "base/json_text.h"
+#include "base/base64.h"
 #include "base/log.h"
 #include "base/mutex.h"
 #include "base/thread_pool.h"

@@ -13,8 +13,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "base/base64.h"
 #include "base/json_fuzz.h"
-#include "base/json_text.h"
 #include "meta/etcd_client_json.h"
 
 namespace narad::meta::gateway {

@@ -22,7 +22,7 @@
 #include <boost/beast/core.hpp>
 #include <chrono>
 
-#include "base/json_text.h"
+#include "base/base64.h"
 #include "net/http_wire.h"
 #include "net/response_reader.h"
 #include "net/tls_stream.h"

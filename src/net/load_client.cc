@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/json_text.h"
+#include "base/base64.h"
 #include "base/log.h"
 #include "base/mutex.h"
 #include "net/http_client.h"

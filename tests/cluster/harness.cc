@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "base/assert.h"
-#include "base/json_text.h"
+#include "base/base64.h"
 #include "base/loopback_ports.h"
 
 extern char** environ;

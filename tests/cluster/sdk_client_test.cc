@@ -31,6 +31,8 @@
 #include <vector>
 
 #include "base/assert.h"
+#include "base/base64.h"
+#include "base/utf8.h"
 #include "cluster/harness.h"
 #include "net/test_support.h"
 
@@ -98,80 +100,6 @@ std::string go_duration(milliseconds wait) {
     if (wait.count() % 1000 == 0) return std::to_string(wait.count() / 1000) + "s";
     NARAD_ASSERT(wait < seconds(1), "a wait the tests do not use");
     return std::to_string(wait.count()) + "ms";
-}
-
-constexpr std::string_view kBase64 =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-// base64.StdEncoding: the standard alphabet, padded.
-std::string base64_encode(std::string_view bytes) {
-    std::string out;
-    size_t at = 0;
-    for (; at + 3 <= bytes.size(); at += 3) {
-        uint32_t n = uint32_t(uint8_t(bytes[at])) << 16 | uint32_t(uint8_t(bytes[at + 1])) << 8 |
-                     uint8_t(bytes[at + 2]);
-        for (int shift : {18, 12, 6, 0}) out += kBase64[(n >> shift) & 63];
-    }
-    if (size_t left = bytes.size() - at; left > 0) {
-        uint32_t n = uint32_t(uint8_t(bytes[at])) << 16;
-        if (left == 2) n |= uint32_t(uint8_t(bytes[at + 1])) << 8;
-        out += kBase64[(n >> 18) & 63];
-        out += kBase64[(n >> 12) & 63];
-        out += left == 2 ? kBase64[(n >> 6) & 63] : '=';
-        out += '=';
-    }
-    return out;
-}
-
-// StdEncoding.DecodeString: nullopt for text that is not padded standard base64.
-std::optional<std::string> base64_decode(std::string_view text) {
-    if (text.size() % 4 != 0) return std::nullopt;
-    std::string out;
-    for (size_t at = 0; at < text.size(); at += 4) {
-        uint32_t n = 0;
-        int pad = 0;
-        for (size_t i = 0; i < 4; ++i) {
-            char c = text[at + i];
-            bool last = at + 4 == text.size();
-            if (c == '=' && last && i >= 2 && (i == 3 || text[at + 3] == '=')) {
-                ++pad;
-                n <<= 6;
-                continue;
-            }
-            size_t value = kBase64.find(c);
-            if (value == std::string_view::npos || pad > 0) return std::nullopt;
-            n = n << 6 | uint32_t(value);
-        }
-        out += char(n >> 16);
-        if (pad < 2) out += char((n >> 8) & 255);
-        if (pad < 1) out += char(n & 255);
-    }
-    return out;
-}
-
-// utf8.ValidString: no overlong forms, no surrogates, nothing past U+10FFFF.
-bool utf8_valid(std::string_view text) {
-    for (size_t at = 0; at < text.size();) {
-        auto byte = [&](size_t i) { return uint8_t(text[i]); };
-        uint8_t lead = byte(at);
-        size_t length = lead < 0x80         ? 1
-                        : (lead >> 5) == 6  ? 2
-                        : (lead >> 4) == 14 ? 3
-                        : (lead >> 3) == 30 ? 4
-                                            : 0;
-        if (length == 0 || at + length > text.size()) return false;
-        uint32_t code = length == 1 ? lead : lead & (0x7f >> length);
-        for (size_t i = 1; i < length; ++i) {
-            if ((byte(at + i) & 0xc0) != 0x80) return false;
-            code = code << 6 | (byte(at + i) & 0x3f);
-        }
-        static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-        if (code < kSmallest[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
-            return false;
-        }
-        at += length;
-    }
-    return true;
 }
 
 // json.Marshal of a valid UTF-8 string: HTML characters and U+2028/U+2029 escaped as \u, as Go
@@ -610,8 +538,8 @@ std::string batch_element(const SdkValue& value, const std::string& key = "",
     }
     if (!key.empty()) {
         out += ",\"key\":";
-        out += utf8_valid(key) ? go_json_string(key)
-                               : "\"" + base64_encode(key) + "\",\"key_encoding\":\"base64\"";
+        out += is_valid_utf8(key) ? go_json_string(key)
+                                  : "\"" + base64_encode(key) + "\",\"key_encoding\":\"base64\"";
     }
     if (partition) out += ",\"partition\":" + std::to_string(*partition);
     return out + "}";

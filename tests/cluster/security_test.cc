@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "base/json_text.h"
+#include "base/base64.h"
 #include "cluster/harness.h"
 #include "cluster/ledger.h"
 #include "net/test_support.h"
