@@ -9,6 +9,7 @@
 #include "cli/bench_workload.h"
 #include "cli/calls.h"
 #include "net/http_client.h"
+#include "net/load_client.h"
 
 namespace narad::compare {
 namespace {

@@ -17,7 +17,7 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "cli/bench_histogram.h"
-#include "net/http_client.h"
+#include "net/load_client.h"
 
 namespace narad::cli::bench {
 

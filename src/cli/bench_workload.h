@@ -17,7 +17,7 @@
 #include "cli/ack_retry.h"
 #include "cli/bench_engine.h"
 #include "cli/bench_payload.h"
-#include "net/http_client.h"
+#include "net/load_client.h"
 
 namespace narad::cli::bench {
 

@@ -1,14 +1,7 @@
 // HttpClient: a small blocking HTTP/1.1 client over one keep-alive connection (reconnecting when
 // the server closed it), for the CLI, the test harnesses and node-to-node calls made from worker
-// threads. Every call has a timeout. Not thread-safe: use one client per thread.
-//
-// LoadClient: an asynchronous client for `narad bench`: `connections` keep-alive connections on its
-// own event loops, each running requests back to back from a generator until it returns nothing.
-// Connections are spread over `threads` loops (an io_context and a thread each, so a connection
-// needs no strand); with threads > 1 the generator and the on_response callbacks run on several
-// threads at once and must be thread-safe. A transport error (Errc::peer_error, or Errc::timeout
-// after connect_timeout / request_timeout) goes to that request's on_response, and the connection
-// reconnects for its next request.
+// threads. Every call has a timeout. Not thread-safe: use one client per thread. The asynchronous
+// LoadClient for `narad bench` is in net/load_client.h.
 #pragma once
 
 #include <cstdint>
@@ -81,37 +74,6 @@ class HttpClient {
                               std::string_view content_type = "application/json") {
         return request("POST", target, body, content_type);
     }
-
-  private:
-    class Impl;
-    std::unique_ptr<Impl> impl_;
-};
-
-// One request of a load run, as produced by the generator.
-struct LoadRequest {
-    std::string method;
-    std::string target;
-    std::string body;
-    std::string content_type = "application/octet-stream";
-    // Called with the response (or the transport error) on a client thread.
-    std::function<void(const Result<HttpResponse>&)> on_response;
-};
-
-struct LoadOptions {
-    ClientOptions client;
-    uint32_t connections = 8;
-    uint32_t threads = 1;
-};
-
-class LoadClient {
-  public:
-    // Called by a connection when it is ready for its next request; return nullopt to close it.
-    using Generator = std::function<std::optional<LoadRequest>(uint32_t connection)>;
-    explicit LoadClient(LoadOptions options);
-    ~LoadClient();
-    // Runs until every connection's generator returned nullopt. Fails if no connection could be
-    // made.
-    Status run(Generator generator);
 
   private:
     class Impl;

@@ -8,6 +8,7 @@
 
 #include "base/mutex.h"
 #include "net/http_server.h"
+#include "net/load_client.h"
 #include "net/test_support.h"
 
 namespace narad::net {

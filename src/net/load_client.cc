@@ -3,6 +3,8 @@
 // A connection reuses its head buffer, read buffer, parser and HttpResponse for every request;
 // once warm, the only allocations per request are the generator's own. Deadlines are checked by
 // one watchdog timer per worker rather than a timer per request.
+#include "net/load_client.h"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -21,7 +23,6 @@
 #include "base/base64.h"
 #include "base/log.h"
 #include "base/mutex.h"
-#include "net/http_client.h"
 #include "net/http_wire.h"
 #include "net/response_reader.h"
 
