@@ -3,11 +3,12 @@
 //
 // Resending. A keep-alive connection the server closed while it was idle is the normal case, not
 // an error: before reusing a connection the client checks (poll, no wait) whether the server has
-// already closed it, and reconnects if so. A close can still race with the request; then, on a
-// reused connection only, a request that failed before any byte of a response arrived (and not by
-// a timeout) is sent once more on a fresh connection. A request may therefore reach the server
-// twice if the server read it and then died without answering: callers must treat a request
-// whose answer they did not get as possibly applied, as they already must after a timeout.
+// already closed it, and reconnects if so. A close can still race with the request; then, with
+// Resend::once_if_unsent_on_reused_connection and on a reused connection only, a request that
+// failed before any byte of a response arrived (and not by a timeout) is sent once more on a
+// fresh connection. A request may therefore reach the server twice if the server read it and then
+// died without answering: callers that allow it must treat a request whose answer they did not get
+// as possibly applied, as they already must after a timeout.
 #include "net/http_client.h"
 
 #include <openssl/ssl.h>
@@ -61,14 +62,14 @@ class HttpClient::Impl {
 
     Result<HttpResponse> request(std::string_view method, std::string_view target,
                                  std::string_view body, std::string_view content_type,
-                                 const Headers& headers) {
+                                 const Headers& headers, Resend resend) {
         maybe_delivered_ = false;
         if (connected_ && connection_dropped()) disconnect();
         bool reused = connected_;
         if (!connected_) NARAD_RETURN_IF_ERROR(open());
         bool may_resend = false;
         auto result = exchange(method, target, body, content_type, headers, may_resend);
-        if (result.is_ok() || !reused || !may_resend) return result;
+        if (result.is_ok() || !reused || !may_resend || resend == Resend::never) return result;
         NARAD_RETURN_IF_ERROR(open());
         return exchange(method, target, body, content_type, headers, may_resend);
     }
@@ -364,8 +365,8 @@ HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
 
 Result<HttpResponse> HttpClient::request(std::string_view method, std::string_view target,
                                          std::string_view body, std::string_view content_type,
-                                         const Headers& headers) {
-    return impl_->request(method, target, body, content_type, headers);
+                                         const Headers& headers, Resend resend) {
+    return impl_->request(method, target, body, content_type, headers, resend);
 }
 
 bool HttpClient::last_request_maybe_delivered() const { return impl_->maybe_delivered(); }

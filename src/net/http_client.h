@@ -17,6 +17,21 @@
 
 namespace narad::net {
 
+// Whether a request that failed is sent once more. Resending is for requests that are safe to
+// apply twice: a keep-alive connection the server closed as the request went out is the common
+// case, but a server that read the request and then died without answering gets it twice.
+enum class Resend {
+    // A failure is returned as it is: the caller learns that the outcome is unknown
+    // (last_request_maybe_delivered()). For requests that must not apply twice, and for which a
+    // second run would misreport the first (etcd's txn, put and lease writes: a resent txn may
+    // apply twice, or fail its compare against the first run's write).
+    never,
+    // On a reused connection, a request that failed before any byte of an answer arrived (and not
+    // by timeout) goes once more on a new connection. HttpClient's default (the CLI's one-off
+    // commands and the test harnesses) and PeerPool's (see peer_pool.h).
+    once_if_unsent_on_reused_connection,
+};
+
 // Sends one request on the connection just made, never resent: what a connection handshake uses.
 using ConnectionExchange = std::function<Result<HttpResponse>(
     std::string_view method, std::string_view target, const Headers& headers)>;
@@ -52,13 +67,13 @@ class HttpClient {
 
     // Sends one request and waits for the whole response. A transport failure (refused, reset,
     // timeout) is Errc::peer_error or Errc::timeout, with a message naming host:port; any HTTP
-    // status is a successful Result. On a reused connection, a request that failed before any
-    // byte of a response arrived (not by timeout) is sent once more on a new connection, so a
-    // request may reach the server twice if the server died after reading it (see http_client.cc).
+    // status is a successful Result. A keep-alive connection the server closed while it was idle
+    // is replaced before the request goes out; `resend` says what happens when one fails under it.
     Result<HttpResponse> request(std::string_view method, std::string_view target,
                                  std::string_view body = {},
                                  std::string_view content_type = "application/json",
-                                 const Headers& headers = {});
+                                 const Headers& headers = {},
+                                 Resend resend = Resend::once_if_unsent_on_reused_connection);
 
     // Whether the last request() may have reached the server: false when it failed before any
     // byte of it was handed to a connection (resolve or connect failed), so it certainly was not

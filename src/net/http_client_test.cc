@@ -117,20 +117,24 @@ TEST_F(HttpClientTest, ReconnectsAfterServerClosedIdleConnection) {
     EXPECT_EQ(distinct_remotes(), 2u);
 }
 
-// Rule: on a reused connection, a request that failed before any response byte arrived is sent
-// once more on a fresh connection.
+// Rule: by default (Resend::once_if_unsent_on_reused_connection), a request that failed on a
+// reused connection before any response byte arrived is sent once more on a fresh connection: the
+// call succeeds, and a server that read it before closing sees it twice.
 TEST_F(HttpClientTest, ResendsOnceWhenReusedConnectionDiesBeforeAnyResponseByte) {
     ScriptedServer scripted;
+    std::atomic<int> seen_b{0};
     std::thread script([&] {
         int first = scripted.accept_one();
         ASSERT_GE(first, 0);
         ASSERT_TRUE(ScriptedServer::read_head(first));
         ScriptedServer::answer(first, "one");
         ASSERT_TRUE(ScriptedServer::read_head(first));
+        ++seen_b;
         ::close(first);  // the request dies unanswered
         int second = scripted.accept_one();
         ASSERT_GE(second, 0);
         ASSERT_TRUE(ScriptedServer::read_head(second));
+        ++seen_b;
         ScriptedServer::answer(second, "two");
         ::close(second);
     });
@@ -144,6 +148,36 @@ TEST_F(HttpClientTest, ResendsOnceWhenReusedConnectionDiesBeforeAnyResponseByte)
     script.join();
     ASSERT_TRUE(two.is_ok()) << two.status().to_string();
     EXPECT_EQ(two->body, "two");
+    EXPECT_EQ(seen_b.load(), 2);
+}
+
+// Rule: with Resend::never, the same failure is returned as it is: peer_error, the request
+// maybe delivered (its outcome is unknown), and the server saw it once, on no second connection.
+TEST_F(HttpClientTest, ResendNeverFailsAsMaybeDeliveredAndSendsOnce) {
+    ScriptedServer scripted;
+    std::atomic<int> seen_b{0};
+    std::thread script([&] {
+        int first = scripted.accept_one();
+        ASSERT_GE(first, 0);
+        ASSERT_TRUE(ScriptedServer::read_head(first));
+        ScriptedServer::answer(first, "one");
+        if (ScriptedServer::read_head(first)) ++seen_b;
+        ::close(first);  // the request dies unanswered
+    });
+    ClientOptions options;
+    options.port = scripted.port();
+    options.request_timeout = Millis(2'000);  // a wrong resend would wait for an answer this long
+    HttpClient client(options);
+    auto one = client.get("/a");
+    ASSERT_TRUE(one.is_ok()) << one.status().to_string();
+    auto two = client.request("GET", "/b", {}, "application/json", {}, Resend::never);
+    script.join();
+    EXPECT_EQ(two.code(), Errc::peer_error) << two.status().to_string();
+    EXPECT_TRUE(client.last_request_maybe_delivered());
+    EXPECT_EQ(seen_b.load(), 1);
+    // The call has returned, so a resend would have connected by now (the kernel completes the
+    // connection even though the script never accepts it).
+    EXPECT_LT(scripted.accept_one(std::chrono::milliseconds(0)), 0) << "a second connection";
 }
 
 // Rule: an interim 1xx response is skipped; the client returns the final response after it.

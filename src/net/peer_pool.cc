@@ -202,7 +202,8 @@ Result<PeerReply> PeerPool::call(const NodeId& node, std::string_view method,
     client->set_timeouts(std::min(timeout, options_.connect_timeout_max), timeout);
     std::string op = rpc_operation(target);
     auto started = std::chrono::steady_clock::now();
-    auto response = client->request(method, target, body, content_type);
+    auto response = client->request(method, target, body, content_type, {},
+                                    Resend::once_if_unsent_on_reused_connection);
     rpc_metrics().seconds.with({op}).observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (!response.is_ok()) {

@@ -11,6 +11,12 @@
 // Errc::unknown_outcome, since the peer may have applied it. A client that failed is dropped, not
 // pooled.
 //
+// Resending (http_client.h): Resend::once_if_unsent_on_reused_connection. A pooled connection the
+// peer closed as a call went out on it is the race this covers; the call goes once more on a new
+// connection, and the peer gets it twice only if it read the first and died before answering.
+// Node-to-node calls are delivered at least once: a lost answer is Errc::unknown_outcome, which
+// callers already treat as possibly applied (a remote commit is retried by its producer).
+//
 // Thread-safe: a client is taken from the free list under the mutex, used by one thread without
 // it (HttpClient is single-threaded), and put back afterwards.
 #pragma once
