@@ -1,13 +1,16 @@
 // HttpEtcdTransport: the real meta::EtcdTransport, HTTP/1.1 to etcd's JSON gateway. A POST borrows
-// a keep-alive connection from a small per-endpoint pool (or opens one) and returns it when the
-// answer came whole; a stream gets a connection of its own and hands out the newline-delimited
-// JSON objects of the chunked answer one at a time. https:// endpoints speak TLS with the client
-// certificate of `tls` (the supervised member with cluster TLS).
+// a keep-alive HttpClient from a small per-endpoint pool (or makes one) and returns it when the
+// answer came whole; a stream gets a BlockingConnection (net/client_connection.h) of its own and
+// hands out the newline-delimited JSON objects of the chunked answer one at a time. https://
+// endpoints speak TLS with the client certificate of `tls` (the supervised member with cluster
+// TLS).
 //
-// The outcome of a failure is kept apart: Errc::peer_error when no connection could be made (the
+// A POST is sent once, never again (Resend::never): a resent txn, put or lease write could apply
+// twice, and the second run would report the first one's success as a failed compare. The outcome
+// of a failure is kept apart instead: Errc::peer_error when no connection could be made (the
 // request was not sent), Errc::unknown_outcome once it may have been sent. Thread-safe: any thread
 // may post or open streams at once; each call blocks its thread (never call from an Asio thread
-// serving clients). Beast and Asio stay inside etcd_transport.cc.
+// serving clients).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 
 #include "base/mutex.h"
 #include "meta/etcd_client.h"
+#include "net/http_client.h"
 #include "net/tls.h"
 
 namespace narad::net {
@@ -51,21 +55,18 @@ class HttpEtcdTransport final : public meta::EtcdTransport {
                                                           std::string_view body,
                                                           Millis connect_timeout) override;
 
-    class Connection;  // one TCP connection with its own io_context; private to the .cc
-
   private:
-    Result<std::unique_ptr<Connection>> open_connection(const std::string& endpoint,
-                                                        uint64_t body_limit_bytes,
-                                                        Millis connect_timeout);
-    std::unique_ptr<Connection> take_idle(const std::string& endpoint);
-    void give_back(const std::string& endpoint, std::unique_ptr<Connection> connection);
+    // The options of a client for `endpoint` ("http(s)://host:port"), or why there is none.
+    Result<ClientOptions> client_options(const std::string& endpoint) const;
+    Result<std::unique_ptr<HttpClient>> take(const std::string& endpoint);
+    void give_back(const std::string& endpoint, std::unique_ptr<HttpClient> client);
 
     const EtcdTransportOptions options_;
     std::shared_ptr<TlsContext> tls_;  // loaded once from options_.tls
     Status tls_error_;                 // why it could not be
     Mutex mutex_;
-    // Idle keep-alive connections by endpoint.
-    std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_ GUARDED_BY(mutex_);
+    // Idle keep-alive clients by endpoint.
+    std::map<std::string, std::vector<std::unique_ptr<HttpClient>>> idle_ GUARDED_BY(mutex_);
 };
 
 }  // namespace narad::net

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
 
 #include "base/mutex.h"
@@ -60,6 +62,11 @@ class ScriptedServer {
         ::close(listen_fd_);
     }
     std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    // Whether a second connection waits to be accepted (the script serves only the first).
+    bool connection_waiting() const {
+        pollfd pfd{listen_fd_, POLLIN, 0};
+        return ::poll(&pfd, 1, 0) > 0;
+    }
 
   private:
     int listen_fd_ = -1;
@@ -99,6 +106,32 @@ TEST(EtcdTransportTest, PostWithoutAnAnswerIsUnknownOutcome) {
     MutexLock lock(mutex);
     done = true;
     done_cv.notify_all();
+}
+
+// Rule: a POST is never resent (a resent txn could apply twice): when etcd closes a reused
+// keep-alive connection after reading the request, the POST fails as unknown_outcome, and etcd saw
+// it once, on no second connection.
+TEST(EtcdTransportTest, PostIsNeverResentWhenAReusedConnectionDies) {
+    std::atomic<int> requests{1};  // the first, read before the script runs
+    ScriptedServer server([&](int fd) {
+        send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+        std::string next;
+        char buffer[4096];
+        while (next.find("\r\n\r\n") == std::string::npos) {
+            ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+            if (n <= 0) return;
+            next.append(buffer, static_cast<size_t>(n));
+        }
+        ++requests;  // read, then the connection closes unanswered
+    });
+    HttpEtcdTransport transport;
+    auto first = transport.post(server.endpoint(), "/v3/kv/put", "{}", Millis(5'000));
+    ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+    auto second = transport.post(server.endpoint(), "/v3/kv/txn", "{}", Millis(5'000));
+    EXPECT_EQ(second.code(), Errc::unknown_outcome) << second.status().to_string();
+    EXPECT_EQ(requests.load(), 2);
+    // The call has returned, so a resend would have connected by now.
+    EXPECT_FALSE(server.connection_waiting()) << "the txn was sent again";
 }
 
 // Rule: a stream yields one JSON object per line, whether an object spans chunks or a chunk holds

@@ -1,7 +1,8 @@
 // HttpClient: a small blocking HTTP/1.1 client over one keep-alive connection (reconnecting when
-// the server closed it), for the CLI, the test harnesses and node-to-node calls made from worker
-// threads. Every call has a timeout. Not thread-safe: use one client per thread. The asynchronous
-// LoadClient for `narad bench` is in net/load_client.h.
+// the server closed it), for the CLI, the test harnesses, node-to-node calls (PeerPool) and etcd's
+// JSON gateway (HttpEtcdTransport). Every call has a timeout. Not thread-safe: use one client per
+// thread. It is a ClientConnection (net/client_connection.h) with an event loop of its own, run on
+// the calling thread; the asynchronous LoadClient (net/load_client.h) is the other user of it.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +58,14 @@ struct ClientOptions {
     std::function<Status(const ConnectionExchange&)> on_connect;
 };
 
+struct ConnectionTarget;
+
+// What a client with `options` dials and sends on every request: host and port, TLS (loading
+// options.tls's files unless tls_context is given; Errc::invalid_argument when they do not load),
+// the Authorization and X-Narad-Client values. HttpClient and LoadClient make theirs here.
+Result<std::shared_ptr<const ConnectionTarget>> make_connection_target(
+    const ClientOptions& options);
+
 class HttpClient {
   public:
     // A TLS file that does not load fails every request with the reason (Errc::invalid_argument).
@@ -76,9 +85,9 @@ class HttpClient {
                                  Resend resend = Resend::once_if_unsent_on_reused_connection);
 
     // Whether the last request() may have reached the server: false when it failed before any
-    // byte of it was handed to a connection (resolve or connect failed), so it certainly was not
-    // applied; true once sending began, whatever happened next. Node-to-node callers use it to
-    // tell "peer unreachable" from "outcome unknown".
+    // byte of it was handed to a connection (resolve, connect or the connection handshake
+    // failed), so it certainly was not applied; true once sending began, whatever happened next.
+    // Node-to-node and etcd callers use it to tell "peer unreachable" from "outcome unknown".
     bool last_request_maybe_delivered() const;
     // Changes the timeouts for the following requests (a pooled client serves calls with
     // different deadlines).

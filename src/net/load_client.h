@@ -1,10 +1,12 @@
 // LoadClient: an asynchronous HTTP/1.1 client for `narad bench`: `connections` keep-alive
 // connections on its own event loops, each running requests back to back from a generator until
-// it returns nothing. Connections are spread over `threads` loops (an io_context and a thread each,
-// so a connection needs no strand); with threads > 1 the generator and the on_response callbacks
-// run on several threads at once and must be thread-safe. A transport error (Errc::peer_error, or
-// Errc::timeout after connect_timeout / request_timeout) goes to that request's on_response, and
-// the connection reconnects for its next request.
+// it returns nothing. Connections are spread over `threads` loops (an io_context and a thread
+// each, so a connection needs no strand); with threads > 1 the generator and the on_response
+// callbacks run on several threads at once and must be thread-safe. A transport error
+// (Errc::peer_error, or Errc::timeout after connect_timeout / request_timeout) goes to that
+// request's on_response, and the connection reconnects for its next request. A failed request is
+// never resent (Resend::never): a benchmark counts every failure. Each connection is a
+// ClientConnection (net/client_connection.h), as HttpClient's is.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@ struct LoadRequest {
 };
 
 struct LoadOptions {
+    // Where and how to connect (https with client.tls, as HttpClient); on_connect is not run.
     ClientOptions client;
     uint32_t connections = 8;
     uint32_t threads = 1;

@@ -98,24 +98,25 @@ class ResponseReader::Parser {
     std::optional<BeastParser> beast;
     HttpResponse* response = nullptr;
     bool head_request = false;
+    uint64_t body_limit_bytes = 0;
 };
 
-ResponseReader::ResponseReader(uint64_t body_limit_bytes)
-    : parser_(std::make_unique<Parser>()), body_limit_bytes_(body_limit_bytes) {}
+ResponseReader::ResponseReader() : parser_(std::make_unique<Parser>()) {}
 
 ResponseReader::~ResponseReader() = default;
 
-void ResponseReader::start(HttpResponse& response, bool head_request) {
+void ResponseReader::start(HttpResponse& response, bool head_request, uint64_t body_limit_bytes) {
     response.status = 0;
     response.content_type.clear();
     response.body.clear();
     // The header vector keeps its entries (and their capacity) until on_header_impl trims it.
     parser_->response = &response;
     parser_->head_request = head_request;
+    parser_->body_limit_bytes = body_limit_bytes;
     auto& parser = parser_->beast.emplace(response);
     parser.eager(true);
     parser.header_limit(kHeaderBytesMax);
-    parser.body_limit(body_limit_bytes_);
+    parser.body_limit(body_limit_bytes);
     if (head_request) parser.skip(true);
 }
 
@@ -125,10 +126,10 @@ size_t ResponseReader::put(std::string_view bytes, Status& error) {
     size_t used = parser.put(boost::asio::const_buffer(bytes.data(), bytes.size()), ec);
     if (ec == http::error::need_more) return used;
     if (ec) {
-        error = reader_error(ec, body_limit_bytes_);
+        error = reader_error(ec, parser_->body_limit_bytes);
     } else if (parser.is_done() && parser_->response->status < 200) {
         // An interim response (100 Continue, 103 Early Hints): the real one follows.
-        start(*parser_->response, parser_->head_request);
+        start(*parser_->response, parser_->head_request, parser_->body_limit_bytes);
     }
     return used;
 }
@@ -138,13 +139,11 @@ Status ResponseReader::put_eof() {
     if (!parser.got_some()) return Status(Errc::peer_error, "connection closed by peer");
     beast::error_code ec;
     parser.put_eof(ec);
-    if (ec) return reader_error(ec, body_limit_bytes_);
+    if (ec) return reader_error(ec, parser_->body_limit_bytes);
     return Status::ok();
 }
 
 bool ResponseReader::done() const { return parser_->beast && parser_->beast->is_done(); }
-
-bool ResponseReader::got_some() const { return parser_->beast && parser_->beast->got_some(); }
 
 bool ResponseReader::keep_alive() const {
     return parser_->beast && parser_->beast->is_done() && parser_->beast->keep_alive();

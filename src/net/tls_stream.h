@@ -1,7 +1,10 @@
 // A connection's byte stream, with TLS on it or not (chosen when the connection is made): reads and
-// writes go to the TLS stream when there is one, else straight to TCP. For net/*.cc files only.
+// writes go to the TLS stream when there is one, else straight to the lowest layer. The server's
+// lowest layer is a beast::tcp_stream (its timeouts), the clients' a bare tcp::socket (their
+// owners enforce deadlines). For net/*.cc files only.
 #pragma once
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
@@ -14,25 +17,23 @@
 
 namespace narad::net {
 
-class MaybeTlsStream {
+template <class Lowest>
+class BasicMaybeTlsStream {
   public:
-    using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+    using TlsStream = boost::beast::ssl_stream<Lowest>;
 
-    // `tls` null: plain TCP.
-    MaybeTlsStream(boost::beast::tcp_stream tcp, std::shared_ptr<TlsContext> tls)
-        : context_(std::move(tls)) {
+    // `tls` null: no TLS.
+    BasicMaybeTlsStream(Lowest lowest, std::shared_ptr<TlsContext> tls) : context_(std::move(tls)) {
         if (context_) {
-            tls_.emplace(std::move(tcp), context_->context);
+            tls_.emplace(std::move(lowest), context_->context);
         } else {
-            plain_.emplace(std::move(tcp));
+            plain_.emplace(std::move(lowest));
         }
     }
 
     bool tls() const { return tls_.has_value(); }
     TlsStream& tls_stream() { return *tls_; }
-    boost::beast::tcp_stream& tcp() {
-        return tls_ ? boost::beast::get_lowest_layer(*tls_) : *plain_;
-    }
+    Lowest& tcp() { return tls_ ? boost::beast::get_lowest_layer(*tls_) : *plain_; }
 
     template <class Buffers, class Handler>
     void async_read_some(const Buffers& buffers, Handler&& handler) {
@@ -53,8 +54,11 @@ class MaybeTlsStream {
 
   private:
     std::shared_ptr<TlsContext> context_;  // outlives the TLS stream made from it
-    std::optional<boost::beast::tcp_stream> plain_;
+    std::optional<Lowest> plain_;
     std::optional<TlsStream> tls_;
 };
+
+using MaybeTlsStream = BasicMaybeTlsStream<boost::beast::tcp_stream>;
+using ClientStream = BasicMaybeTlsStream<boost::asio::ip::tcp::socket>;
 
 }  // namespace narad::net
