@@ -15,6 +15,11 @@ std::string base64_encode(std::string_view bytes) {
 }
 
 std::optional<std::string> base64_decode(std::string_view text) {
+    // libsodium's constant-time character test reads a byte above 0x7F, sign-extended, as one of
+    // the alphabet's ('\xd6' passes for '/'): only ASCII reaches it.
+    for (char c : text) {
+        if (static_cast<unsigned char>(c) >= 0x80) return std::nullopt;
+    }
     std::string out(text.size() / 4 * 3 + 3, '\0');
     size_t length = 0;
     const char* end = nullptr;

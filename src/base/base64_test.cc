@@ -31,6 +31,12 @@ TEST(Base64Test, RoundTripsEveryByteAndRefusesMalformedInput) {
     EXPECT_FALSE(base64_decode("aG\nk=").has_value());
     EXPECT_FALSE(base64_decode("aGk=aGk=").has_value());
     EXPECT_FALSE(base64_decode("aGk= ").has_value());
+    // No byte outside ASCII stands for a character of the alphabet.
+    for (int byte = 0x80; byte <= 0xFF; ++byte) {
+        std::string text = "aGk/";
+        text[3] = static_cast<char>(byte);
+        EXPECT_FALSE(base64_decode(text).has_value()) << "byte " << byte;
+    }
 }
 
 }  // namespace
