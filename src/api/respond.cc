@@ -95,10 +95,8 @@ void answer_on_pool(ThreadPool& pool, net::Responder respond,
         }
         (*shared)(std::move(response));
     });
-    if (posted == ThreadPool::Posted::full) {
-        (*shared)(error_response(503, "server busy; retry later"));
-    } else if (posted == ThreadPool::Posted::stopping) {
-        (*shared)(error_response(503, std::string(kShuttingDownText)));
+    if (Status refused = posted_status(posted, "server busy; retry later"); !refused.is_ok()) {
+        (*shared)(error_response(refused));
     }
 }
 

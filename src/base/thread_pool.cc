@@ -41,6 +41,18 @@ ThreadPool::Posted ThreadPool::post(std::function<void()> task) {
     return Posted::queued;
 }
 
+Status posted_status(ThreadPool::Posted posted, std::string_view busy_text) {
+    switch (posted) {
+        case ThreadPool::Posted::queued:
+            return Status::ok();
+        case ThreadPool::Posted::full:
+            return Status(Errc::unavailable, std::string(busy_text));
+        case ThreadPool::Posted::stopping:
+            break;
+    }
+    return Status(Errc::unavailable, std::string(kShuttingDownText));
+}
+
 void ThreadPool::stop() {
     {
         MutexLock lock(mutex_);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "base/status.h"
 
 namespace narad {
 
@@ -63,5 +64,11 @@ class ThreadPool {
     bool stopping_ GUARDED_BY(mutex_) = false;
     std::vector<std::thread> threads_;
 };
+
+// What a caller answers when post() (or anything that reports a ThreadPool::Posted) did not take
+// its task: unavailable with `busy_text` for a full queue (retry here soon), unavailable with
+// kShuttingDownText for a stopping pool (go elsewhere); ok when the task was queued. The one
+// mapping from a refused post to an error, for the API's 503s and the consume readers alike.
+Status posted_status(ThreadPool::Posted posted, std::string_view busy_text);
 
 }  // namespace narad

@@ -56,5 +56,17 @@ TEST(ThreadPoolTest, RefusesBeyondTheBoundAndAfterStop) {
     EXPECT_EQ(pool.post([] {}), ThreadPool::Posted::stopping);
 }
 
+// Rule: a refused post becomes an unavailable error saying why (the caller's busy text for a full
+// queue, the shutting-down text for a stopping pool); a queued one is no error.
+TEST(ThreadPoolTest, PostedStatusSaysWhyATaskWasRefused) {
+    EXPECT_TRUE(posted_status(ThreadPool::Posted::queued, "busy").is_ok());
+    Status full = posted_status(ThreadPool::Posted::full, "readers busy, retry");
+    EXPECT_EQ(full.code(), Errc::unavailable);
+    EXPECT_EQ(full.message(), "readers busy, retry");
+    Status stopping = posted_status(ThreadPool::Posted::stopping, "readers busy, retry");
+    EXPECT_EQ(stopping.code(), Errc::unavailable);
+    EXPECT_EQ(stopping.message(), kShuttingDownText);
+}
+
 }  // namespace
 }  // namespace narad

@@ -32,15 +32,7 @@ Status LongPolls::run_read(std::function<void()> read) {
         read();
         return Status::ok();
     }
-    switch (readers_(std::move(read))) {
-        case ThreadPool::Posted::queued:
-            return Status::ok();
-        case ThreadPool::Posted::full:
-            return Status(Errc::unavailable, "consume readers busy, retry");
-        case ThreadPool::Posted::stopping:
-            break;
-    }
-    return Status(Errc::unavailable, std::string(kShuttingDownText));
+    return posted_status(readers_(std::move(read)), "consume readers busy, retry");
 }
 
 void LongPolls::run_read_or_here(std::function<void()> read) {
