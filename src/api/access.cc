@@ -10,7 +10,7 @@ namespace {
 constexpr std::string_view kRealm = "Basic realm=\"narad\"";
 
 net::HttpResponse authentication_required() {
-    net::HttpResponse response = error_response(401, "authentication required");
+    net::HttpResponse response = error_response(Errc::unauthorized, "authentication required");
     response.headers.emplace_back("WWW-Authenticate", std::string(kRealm));
     return response;
 }
@@ -26,7 +26,7 @@ const meta::Topic* find_topic(const meta::MetaSnapshot& snapshot, const PathPara
 }
 
 net::HttpResponse throttled() {
-    return error_response(429, "too many failed authentication attempts");
+    return error_response(Errc::too_many_requests, "too many failed authentication attempts");
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ Router::Gate make_auth_gate(ApiContext& context, MetricsAuth metrics) {
     auto admit = [c](net::HttpRequest request, const Router::Route& route,
                      const net::Responder& refuse) {
         if (request.path.starts_with("/v1/cluster/") && !caller_of(*c, request).admin()) {
-            return refuse(error_response(403, "admin privileges required"));
+            return refuse(error_response(Errc::forbidden, "admin privileges required"));
         }
         route(std::move(request));
     };
@@ -77,7 +77,8 @@ Router::Gate make_auth_gate(ApiContext& context, MetricsAuth metrics) {
                             return refuse(throttled());
                         case auth::AuthOutcome::unavailable: {
                             net::HttpResponse busy = error_response(
-                                503, "authentication unavailable: too many logins being checked");
+                                Errc::unavailable,
+                                "authentication unavailable: too many logins being checked");
                             busy.headers.emplace_back("Retry-After", "1");
                             return refuse(std::move(busy));
                         }
@@ -112,8 +113,8 @@ RouteHandler needs_grant(ApiContext* c, meta::Action action, RouteHandler handle
     return [c, action, handler = std::move(handler)](net::HttpRequest r, const PathParams& p,
                                                      net::Responder d) {
         if (!caller_of(*c, r).allowed(action, p.get("topic"))) {
-            return d(error_response(
-                403, std::string(meta::action_name(action)) + " not allowed on this topic"));
+            return d(error_response(Errc::forbidden, std::string(meta::action_name(action)) +
+                                                         " not allowed on this topic"));
         }
         handler(std::move(r), p, std::move(d));
     };
@@ -132,7 +133,7 @@ RouteHandler topic_guard(ApiContext* c,
             meta::MetaSnapshot snapshot = c->store.snapshot();
             const meta::Topic* topic = find_topic(snapshot, p);
             if (topic != nullptr && !allowed(caller_of(*c, r), *topic)) {
-                return d(error_response(403, refusal));
+                return d(error_response(Errc::forbidden, refusal));
             }
             handler(std::move(r), p, std::move(d));
         };

@@ -8,11 +8,15 @@ namespace narad::api {
 void register_health_routes(Router& router, ApiContext& context, MetricsRoute metrics) {
     ApiContext* c = &context;
     router.add("GET", "/healthz", [c](net::HttpRequest, const PathParams&, net::Responder d) {
-        if (c->shutting_down()) return d(json_response(503, "{\"status\":\"shutting down\"}\n"));
+        if (c->shutting_down()) {
+            return d(error_json_response(Errc::shutting_down, "{\"status\":\"shutting down\"}\n"));
+        }
         d(json_response(200, "{\"status\":\"ok\"}\n"));
     });
     router.add("GET", "/readyz", [c](net::HttpRequest, const PathParams&, net::Responder d) {
-        if (!c->ready() || c->shutting_down()) return d(error_response(503, "not ready"));
+        if (!c->ready() || c->shutting_down()) {
+            return d(error_response(Errc::unavailable, "not ready"));
+        }
         d(json_response(200, "{\"status\":\"ready\"}\n"));
     });
     if (metrics == MetricsRoute::elsewhere) return;

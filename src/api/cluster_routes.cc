@@ -103,7 +103,9 @@ void register_cluster_routes(Router& router, ApiContext& context) {
     router.add("GET", "/v1/cluster/members",
                [c](net::HttpRequest r, const PathParams&, net::Responder d) {
                    auto detail = bool_param("detail", r.query_param("detail"));
-                   if (!detail.is_ok()) return d(error_response(400, detail.status().message()));
+                   if (!detail.is_ok()) {
+                       return d(error_response(Errc::invalid_argument, detail.status().message()));
+                   }
                    meta::MetaSnapshot state = c->store.snapshot();
                    json members = members_json(*c, *state);
                    if (!*detail) {

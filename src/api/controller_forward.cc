@@ -35,8 +35,9 @@ RouteHandler controller_only(ApiContext* c, RouteHandler local) {
         // The parameter that carries the caller to the controller is the nodes' alone.
         for (const auto& [name, value] : r.query) {
             if (name == kCallerParam) {
-                return d(error_response(400, "the query parameter " + std::string(kCallerParam) +
-                                                 " is reserved for node-to-node calls"));
+                return d(error_response(Errc::invalid_argument,
+                                        "the query parameter " + std::string(kCallerParam) +
+                                            " is reserved for node-to-node calls"));
             }
         }
         if (c->cluster.is_controller() || c->peers == nullptr) {
@@ -45,7 +46,8 @@ RouteHandler controller_only(ApiContext* c, RouteHandler local) {
         NodeId controller = c->store.snapshot()->controller;
         if (controller.value().empty() || controller == c->node_id) {
             return d(error_response(
-                503, "control plane temporarily unavailable: no controller is elected yet"));
+                Errc::unavailable,
+                "control plane temporarily unavailable: no controller is elected yet"));
         }
         run_routed(*c, std::move(d), [c, controller, r = std::move(r)] {
             // The caller rides along as a query parameter of the cluster port, whose peers
@@ -64,22 +66,22 @@ RouteHandler controller_only(ApiContext* c, RouteHandler local) {
 
 void add_controller_route(Router& internal, ApiContext* c, std::string_view method,
                           std::string_view public_path, RouteHandler local) {
-    internal.add(
-        std::string(method), std::string(kControllerPrefix) + std::string(public_path),
-        [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
-            if (!c->cluster.is_controller()) {
-                return d(error_response(503,
-                                        "control plane temporarily unavailable: the "
-                                        "controller changed; retry"));
-            }
-            if (r.target.starts_with(kControllerPrefix)) {
-                r.target.erase(0, kControllerPrefix.size());
-            }
-            if (!take_caller(r)) {
-                return d(error_response(400, "a forwarded call must name its caller once"));
-            }
-            local(std::move(r), p, std::move(d));
-        });
+    internal.add(std::string(method), std::string(kControllerPrefix) + std::string(public_path),
+                 [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
+                     if (!c->cluster.is_controller()) {
+                         return d(error_response(Errc::unavailable,
+                                                 "control plane temporarily unavailable: the "
+                                                 "controller changed; retry"));
+                     }
+                     if (r.target.starts_with(kControllerPrefix)) {
+                         r.target.erase(0, kControllerPrefix.size());
+                     }
+                     if (!take_caller(r)) {
+                         return d(error_response(Errc::invalid_argument,
+                                                 "a forwarded call must name its caller once"));
+                     }
+                     local(std::move(r), p, std::move(d));
+                 });
 }
 
 }  // namespace narad::api

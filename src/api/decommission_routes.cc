@@ -43,7 +43,7 @@ void audit(ApiContext* c, std::string event, std::string actor, std::string targ
 }
 
 net::HttpResponse no_metastore() {
-    return error_response(503,
+    return error_response(Errc::unavailable,
                           "decommission needs the cluster's metastore, which this node has "
                           "not opened");
 }
@@ -72,8 +72,10 @@ Result<Preflight> preflight(ApiContext* c, const NodeId& node) {
 }
 
 net::HttpResponse preflight_error(const Status& status) {
-    if (status.code() == Errc::not_found) return error_response(404, "member not found");
-    return error_response(503, "decommission preflight: " + status.to_string());
+    if (status.code() == Errc::not_found) {
+        return error_response(Errc::not_found, "member not found");
+    }
+    return error_response(Errc::unavailable, "decommission preflight: " + status.to_string());
 }
 
 net::HttpResponse dry_run(ApiContext* c, const NodeId& node) {
@@ -97,12 +99,16 @@ net::HttpResponse decommission(ApiContext* c, const NodeId& node, const std::str
         json body = {{"error", "decommission of " + node.value() +
                                    " refused: " + checked->refusals.front().message},
                      {"reasons", reasons_json(checked->refusals)}};
-        return json_response(409, body.dump() + "\n");
+        return error_json_response(Errc::conflict, body.dump() + "\n");
     }
     if (!checked->state->find_member(node)->draining) {
         Status marked = c->etcd_store->set_draining(node, true);
-        if (marked.code() == Errc::not_found) return error_response(404, "member not found");
-        if (!marked.is_ok()) return error_response(503, "decommission: " + marked.to_string());
+        if (marked.code() == Errc::not_found) {
+            return error_response(Errc::not_found, "member not found");
+        }
+        if (!marked.is_ok()) {
+            return error_response(Errc::unavailable, "decommission: " + marked.to_string());
+        }
     }
     NARAD_LOG_INFO("decommission of {} started: it receives no partitions and sheds its own",
                    node.value());
@@ -112,8 +118,12 @@ net::HttpResponse decommission(ApiContext* c, const NodeId& node, const std::str
 
 net::HttpResponse cancel(ApiContext* c, const NodeId& node, const std::string& actor) {
     Status cleared = c->etcd_store->set_draining(node, false);
-    if (cleared.code() == Errc::not_found) return error_response(404, "member not found");
-    if (!cleared.is_ok()) return error_response(503, "cancel decommission: " + cleared.to_string());
+    if (cleared.code() == Errc::not_found) {
+        return error_response(Errc::not_found, "member not found");
+    }
+    if (!cleared.is_ok()) {
+        return error_response(Errc::unavailable, "cancel decommission: " + cleared.to_string());
+    }
     NARAD_LOG_INFO("decommission of {} cancelled: it keeps what it still owns", node.value());
     audit(c, "cluster.decommission.cancel", actor, node.value(), "no longer draining");
     return empty_response(204);
@@ -144,7 +154,7 @@ net::HttpResponse forget(ApiContext* c, const NodeId& node, const std::string& a
     meta::EtcdClient& client = c->etcd_store->client();
     auto members = client.member_list();
     if (!members.is_ok()) {
-        return error_response(503,
+        return error_response(Errc::unavailable,
                               "forget: reading etcd's members: " + members.status().to_string());
     }
     const meta::Member* found = nullptr;
@@ -152,28 +162,33 @@ net::HttpResponse forget(ApiContext* c, const NodeId& node, const std::string& a
         if (member.name == node.value()) found = &member;
     }
     if (found == nullptr) {
-        return error_response(404, "no etcd member is named " + node.value());
+        return error_response(Errc::not_found, "no etcd member is named " + node.value());
     }
     if (node == c->node_id) {
-        return error_response(400, node.value() +
-                                       " is the controller that would carry out the forget; "
-                                       "decommission it instead");
+        return error_response(Errc::invalid_argument,
+                              node.value() +
+                                  " is the controller that would carry out the forget; "
+                                  "decommission it instead");
     }
     auto synced = c->etcd_store->sync();
-    if (!synced.is_ok()) return error_response(503, "forget: " + synced.status().to_string());
+    if (!synced.is_ok()) {
+        return error_response(Errc::unavailable, "forget: " + synced.status().to_string());
+    }
     const meta::MetaState& state = **synced;
     if (state.find_member(node) != nullptr) {
-        return error_response(409, node.value() +
-                                       " has a member record; decommission it instead (narad "
-                                       "cluster decommission " +
-                                       node.value() + ")");
+        return error_response(Errc::conflict,
+                              node.value() +
+                                  " has a member record; decommission it instead (narad "
+                                  "cluster decommission " +
+                                  node.value() + ")");
     }
     for (const auto& [key, assignment] : state.assignments) {
         if (assignment.owner == node || assignment.target == node) {
-            return error_response(409, key.topic + "/" + std::to_string(key.partition.value()) +
-                                           " names " + node.value() + " as its " +
-                                           (assignment.owner == node ? "owner" : "target") +
-                                           "; nothing was forgotten");
+            return error_response(Errc::conflict,
+                                  key.topic + "/" + std::to_string(key.partition.value()) +
+                                      " names " + node.value() + " as its " +
+                                      (assignment.owner == node ? "owner" : "target") +
+                                      "; nothing was forgotten");
         }
     }
     bool voter = !found->is_learner;
@@ -184,7 +199,7 @@ net::HttpResponse forget(ApiContext* c, const NodeId& node, const std::string& a
         if (answering * 2 <= remaining) {
             std::string names;
             for (const std::string& name : silent) names += (names.empty() ? "" : ", ") + name;
-            return error_response(409,
+            return error_response(Errc::conflict,
                                   "forgetting the voter could leave the cluster without a "
                                   "quorum: of the " +
                                       std::to_string(remaining) +
@@ -193,7 +208,9 @@ net::HttpResponse forget(ApiContext* c, const NodeId& node, const std::string& a
     }
     uint64_t id = found->id;
     Status removed = client.member_remove(id);
-    if (!removed.is_ok()) return error_response(503, "forget: " + removed.to_string());
+    if (!removed.is_ok()) {
+        return error_response(Errc::unavailable, "forget: " + removed.to_string());
+    }
     NARAD_LOG_INFO("forgot etcd {} {} (id {:x}), which had no member record",
                    voter ? "voter" : "learner", node.value(), id);
     audit(c, "cluster.forget", actor, node.value(), voter ? "voter" : "learner");
@@ -224,11 +241,14 @@ void register_decommission_routes(Router& router, ApiContext& context) {
     using namespace std::placeholders;
     RouteHandler forwarded = controller_only(c, std::bind(decommission_write, c, _1, _2, _3));
     auto route = [c, forwarded](net::HttpRequest r, const PathParams& p, net::Responder d) {
-        if (p.get("id").empty()) return d(error_response(400, "member id required"));
+        if (p.get("id").empty()) {
+            return d(error_response(Errc::invalid_argument, "member id required"));
+        }
         auto dry = bool_param("dry_run", r.query_param("dry_run"));
-        if (!dry.is_ok()) return d(error_response(400, dry.status().message()));
+        if (!dry.is_ok()) return d(error_response(Errc::invalid_argument, dry.status().message()));
         if (r.method == "DELETE" && r.query_param("dry_run")) {
-            return d(error_response(400, "dry_run applies to a decommission, not to its cancel"));
+            return d(error_response(Errc::invalid_argument,
+                                    "dry_run applies to a decommission, not to its cancel"));
         }
         if (!*dry) return forwarded(std::move(r), p, std::move(d));
         if (c->etcd_store == nullptr) return d(no_metastore());

@@ -148,8 +148,8 @@ int64_t charged_body_bytes(const net::HttpRequest& head) {
     return bytes > kBudgetedBatchBodyBytes ? static_cast<int64_t>(bytes) : 0;
 }
 
-net::HttpResponse retry_later(int status, std::string message) {
-    net::HttpResponse response = error_response(status, message);
+net::HttpResponse retry_later(Errc code, std::string message) {
+    net::HttpResponse response = error_response(code, message);
     response.headers.emplace_back("Retry-After", "1");
     return response;
 }
@@ -178,16 +178,16 @@ std::optional<net::HttpResponse> InFlightLimits::screen(net::HttpRequest& head) 
         int64_t now = held == state_->held(route->kind).end() ? 0 : held->second;
         if (now + units > cap) {
             const char* what = route->kind == Kind::produce ? "produce" : "consume";
-            return retry_later(429, std::string("too many in-flight ") + what +
-                                        " requests for this identity (limit " +
-                                        std::to_string(cap) + " per node)");
+            return retry_later(Errc::too_many_requests, std::string("too many in-flight ") + what +
+                                                            " requests for this identity (limit " +
+                                                            std::to_string(cap) + " per node)");
         }
     }
     // A lone body larger than the whole budget still goes when nothing else is in flight.
     if (body > 0 && state_->body_bytes > 0 &&
         state_->body_bytes + body > options.max_batch_body_bytes) {
         budget_rejections().inc();
-        return retry_later(503,
+        return retry_later(Errc::unavailable,
                            "batch produce bodies in flight on this node are at their limit; "
                            "retry");
     }

@@ -20,10 +20,11 @@ void commit(InternalCommitContext& context, net::HttpRequest request, net::Respo
     auto incarnation = request.query_param("incarnation");
     auto partition_text = request.query_param("partition");
     if (!topic || !incarnation || !partition_text) {
-        return respond(error_response(400, "topic, incarnation and partition are required"));
+        return respond(error_response(Errc::invalid_argument,
+                                      "topic, incarnation and partition are required"));
     }
     auto partition = parse_unsigned<uint32_t>(*partition_text);
-    if (!partition) return respond(error_response(400, "invalid partition"));
+    if (!partition) return respond(error_response(Errc::invalid_argument, "invalid partition"));
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* record = snapshot->find_topic(*topic);
     if (record == nullptr || record->incarnation.value() != *incarnation ||
@@ -33,16 +34,16 @@ void commit(InternalCommitContext& context, net::HttpRequest request, net::Respo
         auto sender_revision =
             parse_unsigned<uint64_t>(request.query_param("revision").value_or("0"));
         if (!sender_revision || *sender_revision > snapshot->revision) {
-            return respond(
-                error_response(503, "this node's metastore replica is behind the sender's; retry"));
+            return respond(error_response(
+                Errc::unavailable, "this node's metastore replica is behind the sender's; retry"));
         }
-        return respond(error_response(404, "topic not found"));
+        return respond(error_response(Errc::not_found, "topic not found"));
     }
     // The owner refuses commits for a partition it does not own (it may have moved away, or the
     // sender's replica is behind): the sender keeps the records and retries.
     const meta::Assignment* assignment = snapshot->find_assignment(*topic, PartitionId(*partition));
     if (assignment == nullptr || assignment->owner != context.node_id) {
-        return respond(error_response(421, std::string(errc_text(Errc::not_owner))));
+        return respond(error_response(Errc::not_owner, errc_text(Errc::not_owner)));
     }
     auto body = std::make_shared<std::string>(std::move(request.body));
     auto records = wal::commit_codec::decode(*body);
@@ -53,8 +54,9 @@ void commit(InternalCommitContext& context, net::HttpRequest request, net::Respo
                        Status status = context.committer.commit(topic, incarnation,
                                                                 PartitionId(partition), records);
                        if (status.is_ok()) return empty_response(204);
-                       if (status.code() == Errc::not_found)
-                           return error_response(404, "topic not found");
+                       if (status.code() == Errc::not_found) {
+                           return error_response(Errc::not_found, "topic not found");
+                       }
                        return domain_error_response(status, "commit");
                    });
 }
@@ -75,7 +77,7 @@ std::string stats_json(uint32_t index, const storage::LogStats& stats) {
 void partition_stats(ApiContext& context, const std::string& topic, net::Responder respond) {
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* record = snapshot->find_topic(topic);
-    if (record == nullptr) return respond(error_response(404, "topic not found"));
+    if (record == nullptr) return respond(error_response(Errc::not_found, "topic not found"));
     uint32_t partitions = record->partitions;
     answer_on_pool(context.blocking, std::move(respond), [&context, snapshot, topic, partitions] {
         std::string body = "{\"partitions\":[";
@@ -88,7 +90,7 @@ void partition_stats(ApiContext& context, const std::string& topic, net::Respond
             if (log.is_ok()) {
                 stats = (*log)->stats();
             } else if (log.code() != Errc::not_found) {
-                return error_response(500, "partition stats failed");
+                return error_response(Errc::internal, "partition stats failed");
             }
             if (!first) body += ',';
             first = false;

@@ -38,7 +38,7 @@ net::Responder admitted(ApiContext& context, net::Responder respond) {
     if (context.produce_gate == nullptr) return respond;
     if (!context.produce_gate->admit()) {
         net::HttpResponse refused = error_response(
-            503,
+            Errc::unavailable,
             "this node is being decommissioned and takes no new produce; send it to another "
             "node");
         refused.headers.emplace_back("Retry-After", "1");
@@ -57,13 +57,15 @@ void produce(ApiContext& context, net::HttpRequest request, const PathParams& pa
     if (!respond) return;
     auto parsed = parse_produce_params(raw_query(request));
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
-    if (request.body.empty()) return respond(error_response(400, "message required"));
+    if (request.body.empty()) {
+        return respond(error_response(Errc::invalid_argument, "message required"));
+    }
     // A JSON payload is returned verbatim on consume and may be walked by a schema: one that nests
     // deeper than Narad's limit is refused here, as Narad does.
     if (json_scan::nests_deeper_than(request.body, json_scan::kPayloadMaxDepth)) {
-        return respond(error_response(400, "payload nests deeper than " +
-                                               std::to_string(json_scan::kPayloadMaxDepth) +
-                                               " levels"));
+        return respond(error_response(Errc::invalid_argument,
+                                      "payload nests deeper than " +
+                                          std::to_string(json_scan::kPayloadMaxDepth) + " levels"));
     }
     std::vector<wal::ProduceMessage> messages(1);
     messages[0].key = std::move(parsed->key);
@@ -71,8 +73,9 @@ void produce(ApiContext& context, net::HttpRequest request, const PathParams& pa
     messages[0].value = std::move(request.body);
     context.produce.produce(params.get("topic"), std::move(messages),
                             [respond = std::move(respond)](Status status) {
-                                if (!status.is_ok())
+                                if (!status.is_ok()) {
                                     return respond(domain_error_response(status, "produce"));
+                                }
                                 respond(empty_response(202));
                             });
 }
@@ -92,9 +95,10 @@ void produce_batch(ApiContext& context, net::HttpRequest request, const PathPara
     size_t count = decoded->size();
     // Read, the batch counts as its messages under the per-identity produce cap.
     if (request.admission && !request.admission->resize(count)) {
-        net::HttpResponse refused = error_response(
-            429, "too many in-flight produce requests for this identity (the batch's " +
-                     std::to_string(count) + " messages exceed the per-node limit)");
+        net::HttpResponse refused =
+            error_response(Errc::too_many_requests,
+                           "too many in-flight produce requests for this identity (the batch's " +
+                               std::to_string(count) + " messages exceed the per-node limit)");
         refused.headers.emplace_back("Retry-After", "1");
         return respond(std::move(refused));
     }
@@ -166,7 +170,7 @@ void replay(ApiContext& context, const std::string& topic, const ConsumeParams& 
 }
 
 net::HttpResponse not_owner_response() {
-    return error_response(421, std::string(errc_text(Errc::not_owner)));
+    return error_response(Errc::not_owner, errc_text(Errc::not_owner));
 }
 
 // How long one wait inside a topic-wide consume that spans nodes parks on local partitions before
@@ -346,7 +350,8 @@ void settle_remote(ApiContext& context, const std::string& topic, const NodeId& 
     auto parsed = parse_peer_reply(answer.body);
     if (!parsed.is_object() || !parsed.contains("results") || !parsed["results"].is_array() ||
         parsed["results"].size() != indexes.size()) {
-        return fail_all(503, "owner node " + owner.value() + " gave a malformed answer");
+        return fail_all(http_status(Errc::unavailable),
+                        "owner node " + owner.value() + " gave a malformed answer");
     }
     for (size_t j = 0; j < indexes.size(); ++j) {
         const auto& item = parsed["results"][j];
@@ -356,7 +361,7 @@ void settle_remote(ApiContext& context, const std::string& topic, const NodeId& 
             item.is_object() && item.contains("status") && item["status"].is_number_integer() &&
                     item["status"].get<int64_t>() >= 200 && item["status"].get<int64_t>() <= 599
                 ? item["status"].get<int>()
-                : 503;
+                : http_status(Errc::unavailable);
         if (item.is_object() && item.contains("error") && item["error"].is_string()) {
             result.error = item["error"].get<std::string>();
         }
@@ -381,14 +386,15 @@ void handle_consume(ApiContext& context, net::HttpRequest request, const std::st
     }
     // (A batch consume's X-Narad-Client header is the public router's check: api/router.h.)
     if (parsed->batch && parsed->offset) {
-        return respond(error_response(400, "max does not combine with offset"));
+        return respond(error_response(Errc::invalid_argument, "max does not combine with offset"));
     }
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* record = snapshot->find_topic(topic);
     if (parsed->offset) {
-        if (record == nullptr) return respond(error_response(404, "topic not found"));
+        if (record == nullptr) return respond(error_response(Errc::not_found, "topic not found"));
         if (!parsed->partition) {
-            return respond(error_response(400, "partition required for replay-mode consume"));
+            return respond(error_response(Errc::invalid_argument,
+                                          "partition required for replay-mode consume"));
         }
     }
     if (parsed->partition && record != nullptr) {
@@ -461,8 +467,9 @@ void handle_ack(ApiContext& context, net::HttpRequest request, const std::string
     }
     Status status =
         settle_one(context, topic, parsed->receipt_handle, parsed->action, parsed->reason);
-    if (!status.is_ok())
+    if (!status.is_ok()) {
         return respond(domain_error_response(status, meaning(parsed->action).operation));
+    }
     respond(empty_response(204));
 }
 
@@ -476,7 +483,7 @@ void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::
     decoded->extend = meaning(*action).extend;
     meta::MetaSnapshot snapshot = context.store.snapshot();
     if (snapshot->find_topic(topic) == nullptr) {
-        return respond(error_response(404, "topic not found"));
+        return respond(error_response(Errc::not_found, "topic not found"));
     }
     const std::vector<std::string>& handles = decoded->receipt_handles;
     std::vector<HandleResult> results(handles.size());
@@ -489,11 +496,11 @@ void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::
         if (owner.placement == Placement::local) continue;
         decided[i] = true;
         if (scope == Scope::local_only) {
-            results[i] = {421, std::string(errc_text(Errc::not_owner))};
+            results[i] = {http_status(Errc::not_owner), std::string(errc_text(Errc::not_owner))};
         } else if (owner.placement == Placement::dead) {
-            results[i] = {503, "partition " + std::to_string(handle->partition.value()) +
-                                   " is unavailable: its owner node " + owner.node.value() +
-                                   " is down"};
+            results[i] = {http_status(Errc::unavailable),
+                          "partition " + std::to_string(handle->partition.value()) +
+                              " is unavailable: its owner node " + owner.node.value() + " is down"};
         } else {
             remote[owner.node].push_back(i);
         }

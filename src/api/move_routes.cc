@@ -245,7 +245,9 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
     router.add("GET", "/internal/v1/moves/{topic}/{partition}/listing",
                [c](net::HttpRequest, const PathParams& p, net::Responder d) {
                    auto partition = partition_param(p);
-                   if (!partition) return d(error_response(400, "invalid partition"));
+                   if (!partition) {
+                       return d(error_response(Errc::invalid_argument, "invalid partition"));
+                   }
                    answer_on_pool(c->pool, std::move(d), [c, topic = p.get("topic"), partition] {
                        auto listing = c->handoff.list(topic, *partition);
                        if (!listing.is_ok()) return error_response(listing.status());
@@ -262,7 +264,7 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
             auto kind = r.query_param("kind").value_or("log");
             if (!partition || !base || !offset || !length || (kind != "log" && kind != "index")) {
                 return d(
-                    error_response(400,
+                    error_response(Errc::invalid_argument,
                                    "partition, base, offset and length are required numbers; kind "
                                    "is log or index"));
             }
@@ -284,7 +286,9 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
     router.add("POST", "/internal/v1/moves/{topic}/{partition}/prepare",
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
                    auto partition = partition_param(p);
-                   if (!partition) return d(error_response(400, "invalid partition"));
+                   if (!partition) {
+                       return d(error_response(Errc::invalid_argument, "invalid partition"));
+                   }
                    std::string token(r.query_param("token").value_or(""));
                    answer_on_pool(c->pool, std::move(d),
                                   [c, topic = p.get("topic"), partition, token] {
@@ -301,7 +305,8 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
                    auto hwm = number_param<uint64_t>(r, "hwm");
                    std::string token(r.query_param("token").value_or(""));
                    if (!partition || !hwm || token.empty()) {
-                       return d(error_response(400, "partition, token and hwm are required"));
+                       return d(error_response(Errc::invalid_argument,
+                                               "partition, token and hwm are required"));
                    }
                    answer_on_pool(
                        c->pool, std::move(d), [c, topic = p.get("topic"), partition, token, hwm] {
@@ -325,7 +330,9 @@ namespace {
 void list_moves(ApiContext* c, move::MoveRunner* runner, const net::HttpRequest& r,
                 net::Responder d) {
     auto detail_param = bool_param("detail", r.query_param("detail"));
-    if (!detail_param.is_ok()) return d(error_response(400, detail_param.status().message()));
+    if (!detail_param.is_ok()) {
+        return d(error_response(Errc::invalid_argument, detail_param.status().message()));
+    }
     bool detail = *detail_param;
     meta::MetaSnapshot state = c->store.snapshot();
     json moves = json::array();
@@ -408,16 +415,18 @@ net::HttpResponse abort_move(ApiContext* c, const std::string& topic, PartitionI
     std::string name = topic + "/" + std::to_string(partition.value());
     auto read = c->store.read_assignment(key);
     if (!read.is_ok()) {
-        return error_response(503, "abort move on the leader: " + read.status().to_string());
+        return error_response(Errc::unavailable,
+                              "abort move on the leader: " + read.status().to_string());
     }
-    if (!read->has_value()) return error_response(404, name + " has no assignment");
+    if (!read->has_value()) return error_response(Errc::not_found, name + " has no assignment");
     meta::Assignment before = **read;
     if (before.target.value().empty()) {
-        return error_response(409, "no move is in flight for " + name);
+        return error_response(Errc::conflict, "no move is in flight for " + name);
     }
     if (expected_target && *expected_target != before.target.value()) {
-        return error_response(409, "the move of " + name + " now targets " + before.target.value() +
-                                       ", not " + *expected_target + "; nothing was aborted");
+        return error_response(Errc::conflict, "the move of " + name + " now targets " +
+                                                  before.target.value() + ", not " +
+                                                  *expected_target + "; nothing was aborted");
     }
     meta::MetaSnapshot state = c->store.snapshot();
     json move = move_json(*c, *state, key, before);
@@ -442,24 +451,27 @@ net::HttpResponse abort_move(ApiContext* c, const std::string& topic, PartitionI
                               "be read back (" +
                               back.status().to_string() + "); list the moves to see";
         audit("unknown", message);
-        return error_response(503, message);
+        return error_response(Errc::unavailable, message);
     }
     if (!back->has_value()) {
-        return error_response(409, name +
-                                       " has no assignment any more (its topic was deleted); "
-                                       "nothing was aborted");
+        return error_response(Errc::conflict,
+                              name +
+                                  " has no assignment any more (its topic was deleted); "
+                                  "nothing was aborted");
     }
     const meta::Assignment& now = **back;
     if (now.owner != before.owner) {
         return error_response(
-            409, "the move of " + name +
-                     " finished before the abort reached the leader: " + now.owner.value() +
-                     " owns it now (target \"" + now.target.value() + "\"); nothing was aborted");
+            Errc::conflict,
+            "the move of " + name +
+                " finished before the abort reached the leader: " + now.owner.value() +
+                " owns it now (target \"" + now.target.value() + "\"); nothing was aborted");
     }
     if (now.target == before.target) {
-        return error_response(409, "the move of " + name + " to " + before.target.value() +
-                                       " is still in flight on the leader (owner " +
-                                       now.owner.value() + "); nothing was aborted");
+        return error_response(Errc::conflict, "the move of " + name + " to " +
+                                                  before.target.value() +
+                                                  " is still in flight on the leader (owner " +
+                                                  now.owner.value() + "); nothing was aborted");
     }
     std::string note =
         now.target.value().empty()
@@ -477,7 +489,10 @@ net::HttpResponse abort_move(ApiContext* c, const std::string& topic, PartitionI
 
 void abort_route(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
     auto partition = partition_param(p);
-    if (!partition) return d(error_response(400, "topic and a partition number are required"));
+    if (!partition) {
+        return d(
+            error_response(Errc::invalid_argument, "topic and a partition number are required"));
+    }
     std::optional<std::string> target;
     if (auto given = r.query_param("target")) target = std::string(*given);
     std::string actor = actor_of(r);

@@ -18,9 +18,9 @@ PartitionOwner locate(const ApiContext& context, const meta::MetaState& state,
 }
 
 net::HttpResponse owner_down_response(PartitionId partition, const NodeId& owner) {
-    net::HttpResponse response =
-        error_response(503, "partition " + std::to_string(partition.value()) +
-                                " is unavailable: its owner node " + owner.value() + " is down");
+    net::HttpResponse response = error_response(
+        Errc::unavailable, "partition " + std::to_string(partition.value()) +
+                               " is unavailable: its owner node " + owner.value() + " is down");
     response.headers.emplace_back("Retry-After", "1");
     return response;
 }
@@ -42,8 +42,9 @@ net::HttpResponse forward_to_owner(ApiContext& context, const NodeId& owner,
     if (!reply.is_ok()) {
         NARAD_LOG_WARN("forwarding {} {} to node {} failed: {}", method, target, owner.value(),
                        reply.status().to_string());
-        return error_response(503, std::string(role) + " " + owner.value() +
-                                       " is unreachable: " + reply.status().message());
+        return error_response(Errc::unavailable,
+                              std::string(role) + " " + owner.value() +
+                                  " is unreachable: " + reply.status().message());
     }
     net::HttpResponse response;
     response.status = reply->status;

@@ -14,6 +14,8 @@ std::string error_body(std::string_view message) {
     return out;
 }
 
+int http_status(Errc code) { return errc_http_status(code); }
+
 net::HttpResponse json_response(int status, std::string body) {
     net::HttpResponse response;
     response.status = status;
@@ -23,7 +25,15 @@ net::HttpResponse json_response(int status, std::string body) {
 }
 
 net::HttpResponse error_response(const Status& status) {
-    return error_response(errc_http_status(status.code()), status.message());
+    return error_json_response(status.code(), error_body(status.message()));
+}
+
+net::HttpResponse error_response(Errc code, std::string_view message) {
+    return error_json_response(code, error_body(message));
+}
+
+net::HttpResponse error_json_response(Errc code, std::string body) {
+    return json_response(http_status(code), std::move(body));
 }
 
 net::HttpResponse domain_error_response(const Status& status, std::string_view operation) {
@@ -48,16 +58,12 @@ net::HttpResponse domain_error_response(const Status& status, std::string_view o
             // The metastore or a peer did not answer (in time): the client may retry; for an
             // unknown outcome it should read first (a create may have taken).
             NARAD_LOG_WARN("{} failed: {}", operation, status.to_string());
-            return error_response(
-                503, "control plane temporarily unavailable: " + std::string(status.message()));
+            return error_response(Errc::unavailable, "control plane temporarily unavailable: " +
+                                                         std::string(status.message()));
         default:
             NARAD_LOG_ERROR("{} failed: {}", operation, status.to_string());
-            return error_response(500, std::string(operation) + " failed");
+            return error_response(Errc::internal, std::string(operation) + " failed");
     }
-}
-
-net::HttpResponse error_response(int http_status, std::string_view message) {
-    return json_response(http_status, error_body(message));
 }
 
 net::HttpResponse empty_response(int status) {
@@ -85,13 +91,14 @@ void answer_on_pool(ThreadPool& pool, net::Responder respond,
             response = work();
         } catch (const nlohmann::json::exception& e) {
             NARAD_LOG_ERROR("a request failed on an undecodable reply: {}", e.what());
-            response = error_response(502, std::string("bad reply from a peer: ") + e.what());
+            response =
+                error_response(Errc::peer_error, std::string("bad reply from a peer: ") + e.what());
         } catch (const std::exception& e) {
             NARAD_LOG_ERROR("a request failed with an exception: {}", e.what());
-            response = error_response(503, "internal error; retry later");
+            response = error_response(Errc::unavailable, "internal error; retry later");
         } catch (...) {
             NARAD_LOG_ERROR("a request failed with a non-standard exception");
-            response = error_response(503, "internal error; retry later");
+            response = error_response(Errc::unavailable, "internal error; retry later");
         }
         (*shared)(std::move(response));
     });

@@ -25,6 +25,44 @@ TEST(DomainErrorResponse, RetryableFailuresAre503AndOthers500) {
     EXPECT_EQ(internal.body, "{\"error\":\"create topic failed\"}\n");
 }
 
+// Rule: every code of the error table is answered with the table's status and Narad's
+// {"error":"<message>"} body, whether given as a Status or as a code and a message.
+TEST(ErrorResponse, EveryCodeAnswersWithItsTableStatus) {
+    for (Errc code : all_errcs()) {
+        if (code == Errc::ok) continue;
+        net::HttpResponse response = error_response(Status(code, "the reason"));
+        EXPECT_EQ(response.status, errc_http_status(code)) << errc_name(code);
+        EXPECT_EQ(response.content_type, "application/json") << errc_name(code);
+        EXPECT_EQ(response.body, "{\"error\":\"the reason\"}\n") << errc_name(code);
+        net::HttpResponse by_code = error_response(code, "the reason");
+        EXPECT_EQ(by_code.status, response.status) << errc_name(code);
+        EXPECT_EQ(by_code.body, response.body) << errc_name(code);
+        EXPECT_EQ(http_status(code), response.status) << errc_name(code);
+        EXPECT_EQ(error_json_response(code, "{}\n").status, response.status) << errc_name(code);
+    }
+}
+
+// Rule: a domain error of any code becomes one of three answers, never a success: its own status
+// and message, 503 "control plane temporarily unavailable: <message>", or 500 "<operation>
+// failed".
+TEST(DomainErrorResponse, EveryCodeBecomesItsOwnAnswerOr503Or500) {
+    const std::string own_body = "{\"error\":\"the reason\"}\n";
+    const std::string retry_body =
+        "{\"error\":\"control plane temporarily unavailable: the reason\"}\n";
+    const std::string failed_body = "{\"error\":\"op failed\"}\n";
+    for (Errc code : all_errcs()) {
+        if (code == Errc::ok) continue;
+        net::HttpResponse response = domain_error_response(Status(code, "the reason"), "op");
+        // The text of an internal failure stays in the log: a 500 never carries it.
+        bool own = response.status == errc_http_status(code) && response.status != 500 &&
+                   response.body == own_body;
+        bool retry = response.status == 503 && response.body == retry_body;
+        bool failed = response.status == 500 && response.body == failed_body;
+        EXPECT_TRUE(own || retry || failed)
+            << errc_name(code) << " answered " << response.status << " " << response.body;
+    }
+}
+
 // Runs `work` through answer_on_pool and returns the answer it gets.
 net::HttpResponse answer_of(ThreadPool& pool, std::function<net::HttpResponse()> work) {
     std::promise<net::HttpResponse> answer;

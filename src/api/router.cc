@@ -139,14 +139,14 @@ std::optional<net::HttpResponse> Router::cross_site_refusal(const net::HttpReque
     if (method == "POST" || method == "PUT" || method == "PATCH") {
         std::string media = media_type(request.header("content-type").value_or(""));
         if (media == "application/json" || media == "application/octet-stream") return std::nullopt;
-        return error_response(415,
+        return error_response(Errc::unsupported_media_type,
                               "state-changing requests must send Content-Type: application/json "
                               "or application/octet-stream, or an X-Narad-Client header");
     }
     if ((method == "GET" || method == "HEAD") && request.path.ends_with("/consume") &&
         asks_for_batch(request)) {
         return error_response(
-            400,
+            Errc::invalid_argument,
             "a batch consume (max) must send an X-Narad-Client header: it reserves messages, and "
             "the header keeps a page on another origin from doing that with a browser's cached "
             "credentials");

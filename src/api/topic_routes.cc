@@ -81,23 +81,23 @@ void create_topic(ApiContext& context, net::HttpRequest request, net::Responder 
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     auth::Principal caller = caller_of(context, request);
     if (!caller.allowed(meta::Action::create, decoded->name)) {
-        return respond(error_response(403, "create not allowed on this topic"));
+        return respond(error_response(Errc::forbidden, "create not allowed on this topic"));
     }
     if (!dead_letters_allowed(caller, decoded->dead_letter_topic)) {
-        return respond(error_response(403, kDeadLetterForbidden));
+        return respond(error_response(Errc::forbidden, kDeadLetterForbidden));
     }
     if (!decoded->parent.empty()) {
         meta::MetaSnapshot snapshot = context.store.snapshot();
         const meta::Topic* parent = snapshot->find_topic(decoded->parent);
         if (parent != nullptr && !caller.can_manage(parent->owner)) {
-            return respond(
-                error_response(403, "only the topic owner or an admin may modify this topic"));
+            return respond(error_response(
+                Errc::forbidden, "only the topic owner or an admin may modify this topic"));
         }
     }
     decoded->owner = caller.name();  // whatever the body said
     if (!context.ready()) {
-        return respond(
-            error_response(503, "control plane temporarily unavailable: node is starting"));
+        return respond(error_response(Errc::unavailable,
+                                      "control plane temporarily unavailable: node is starting"));
     }
     answer_on_pool(
         context.blocking, std::move(respond), [&context, create = std::move(*decoded)]() mutable {
@@ -116,7 +116,8 @@ void list_topics(ApiContext& context, net::HttpRequest request, net::Responder r
         int64_t parsed = 0;
         auto [ptr, error] = std::from_chars(value->data(), value->data() + value->size(), parsed);
         if (error != std::errc() || ptr != value->data() + value->size() || parsed < 1) {
-            return respond(error_response(400, "limit must be a positive integer"));
+            return respond(
+                error_response(Errc::invalid_argument, "limit must be a positive integer"));
         }
         limit = static_cast<size_t>(std::min<int64_t>(parsed, 1000));
     }
@@ -150,7 +151,7 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
                net::Responder respond) {
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* topic = snapshot->find_topic(params.get("topic"));
-    if (topic == nullptr) return respond(error_response(404, "topic not found"));
+    if (topic == nullptr) return respond(error_response(Errc::not_found, "topic not found"));
     uint32_t first = 0;
     uint32_t end = topic->partitions;
     if (auto value = request.query_param("partition"); value && !value->empty()) {
@@ -158,7 +159,7 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
         auto [ptr, error] = std::from_chars(value->data(), value->data() + value->size(), parsed);
         if (error != std::errc() || ptr != value->data() + value->size() || parsed < 0 ||
             parsed >= topic->partitions) {
-            return respond(error_response(400, "invalid partition"));
+            return respond(error_response(Errc::invalid_argument, "invalid partition"));
         }
         first = static_cast<uint32_t>(parsed);
         end = first + 1;
@@ -190,7 +191,7 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
             if (log.is_ok()) {
                 view.stats = (*log)->stats();
             } else if (log.code() != Errc::not_found) {
-                return error_response(500, "get topic failed");
+                return error_response(Errc::internal, "get topic failed");
             }
             stats.push_back(std::move(view));
         }
@@ -209,13 +210,14 @@ void update_topic(ApiContext& context, net::HttpRequest request, const PathParam
     if (!shape.is_ok()) return respond(error_response(shape));
     if (decoded->dead_letter_topic &&
         !dead_letters_allowed(caller_of(context, request), *decoded->dead_letter_topic)) {
-        return respond(error_response(403, kDeadLetterForbidden));
+        return respond(error_response(Errc::forbidden, kDeadLetterForbidden));
     }
     answer_on_pool(context.blocking, std::move(respond),
                    [&context, name = params.get("topic"), update = std::move(*decoded)] {
                        auto updated = context.topics.update(name, update);
-                       if (!updated.is_ok())
+                       if (!updated.is_ok()) {
                            return domain_error_response(updated.status(), "alter topic");
+                       }
                        return json_response(
                            200, topic_json(*updated, RoleField::always, SchemaFields::include));
                    });
@@ -225,7 +227,9 @@ void delete_topic(ApiContext& context, const PathParams& params, net::Responder 
     answer_on_pool(context.blocking, std::move(respond), [&context, name = params.get("topic")] {
         Status removed = context.topics.remove(name);
         if (!removed.is_ok()) return domain_error_response(removed, "delete topic");
-        if (!context.purge_topic(name).is_ok()) return error_response(500, "delete topic failed");
+        if (!context.purge_topic(name).is_ok()) {
+            return error_response(Errc::internal, "delete topic failed");
+        }
         return empty_response(204);
     });
 }
@@ -233,7 +237,7 @@ void delete_topic(ApiContext& context, const PathParams& params, net::Responder 
 void get_schema(ApiContext& context, const PathParams& params, net::Responder respond) {
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* topic = snapshot->find_topic(params.get("topic"));
-    if (topic == nullptr) return respond(error_response(404, "topic not found"));
+    if (topic == nullptr) return respond(error_response(Errc::not_found, "topic not found"));
     respond(json_response(200, schema_history_json(*topic)));
 }
 
@@ -280,7 +284,7 @@ void collect_remote_cursors(ApiContext& context, const NodeId& owner, const std:
 void list_children(ApiContext& context, const PathParams& params, net::Responder respond) {
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* topic = snapshot->find_topic(params.get("topic"));
-    if (topic == nullptr) return respond(error_response(404, "topic not found"));
+    if (topic == nullptr) return respond(error_response(Errc::not_found, "topic not found"));
     meta::Topic parent = *topic;
     run_routed(context, std::move(respond), [&context, parent, snapshot] {
         std::vector<fanout::CursorStat> cursors;
@@ -326,8 +330,9 @@ void attach_child(ApiContext& context, net::HttpRequest request, const PathParam
     answer_on_pool(context.blocking, std::move(respond),
                    [&context, parent = params.get("topic"), attach = std::move(*decoded)] {
                        auto attached = context.topics.attach(parent, attach.child, attach.delay_ms);
-                       if (!attached.is_ok())
+                       if (!attached.is_ok()) {
                            return domain_error_response(attached.status(), "attach child");
+                       }
                        NARAD_LOG_INFO("fan-out child attached: parent={} child={} delay_ms={}",
                                       parent, attach.child, attach.delay_ms);
                        return json_response(200, topic_json(*attached, RoleField::always));
@@ -338,8 +343,9 @@ void detach_child(ApiContext& context, const PathParams& params, net::Responder 
     answer_on_pool(context.blocking, std::move(respond),
                    [&context, parent = params.get("topic"), child = params.get("child")] {
                        Status detached = context.topics.detach(parent, child);
-                       if (!detached.is_ok())
+                       if (!detached.is_ok()) {
                            return domain_error_response(detached, "detach child");
+                       }
                        NARAD_LOG_INFO("fan-out child detached: parent={} child={}", parent, child);
                        return empty_response(204);
                    });

@@ -67,16 +67,18 @@ void audited(ApiContext* c, net::Responder respond, std::string event, std::stri
                    });
 }
 
-net::HttpResponse admin_required() { return error_response(403, "admin privileges required"); }
+net::HttpResponse admin_required() {
+    return error_response(Errc::forbidden, "admin privileges required");
+}
 
 net::HttpResponse user_store_error(const Status& status, std::string_view operation) {
     if (status.code() == Errc::not_implemented) {
-        return error_response(503, "users need the cluster metastore");
+        return error_response(Errc::unavailable, "users need the cluster metastore");
     }
     return domain_error_response(status, operation);
 }
 
-net::HttpResponse user_not_found() { return error_response(404, "user not found"); }
+net::HttpResponse user_not_found() { return error_response(Errc::not_found, "user not found"); }
 
 // A `{user}` that could not name a user is not looked up (nor put in a metastore key).
 bool known_name(const std::string& name) { return auth::validate_username(name).is_ok(); }
@@ -95,10 +97,11 @@ void create_user(ApiContext* c, net::HttpRequest r, const PathParams&, net::Resp
     audited(c, std::move(d), "user.create", actor_of(r), target,
             [c, caller, request = std::move(*request)]() mutable {
                 if (!caller.can_delegate(request.grants)) {
-                    return error_response(403, "cannot grant permissions you do not hold");
+                    return error_response(Errc::forbidden,
+                                          "cannot grant permissions you do not hold");
                 }
                 auto hash = auth::hash_password(request.password, c->password_hash_cost);
-                if (!hash.is_ok()) return error_response(500, "hash password");
+                if (!hash.is_ok()) return error_response(Errc::internal, "hash password");
                 int64_t now = c->clock.wall_ms();
                 auto stored = c->store.change_user(
                     request.username,
@@ -172,10 +175,11 @@ void update_grants(ApiContext* c, net::HttpRequest r, const PathParams& p, net::
     audited(c, std::move(d), "user.grants", actor_of(r), name,
             [c, caller, name, grants = std::move(*grants)] {
                 if (!caller.security_off() && name == caller.name()) {
-                    return error_response(403, "cannot modify your own grants");
+                    return error_response(Errc::forbidden, "cannot modify your own grants");
                 }
                 if (!caller.can_delegate(grants)) {
-                    return error_response(403, "cannot grant permissions you do not hold");
+                    return error_response(Errc::forbidden,
+                                          "cannot grant permissions you do not hold");
                 }
                 int64_t now = c->clock.wall_ms();
                 auto stored = c->store.change_user(
@@ -200,10 +204,12 @@ void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net
     auth::Principal caller = caller_of(*c, r);
     std::string name = p.get("user");
     bool self = !caller.security_off() && name == caller.name();
-    if (!self && !caller.admin()) return d(error_response(403, "admin required"));
+    if (!self && !caller.admin()) return d(error_response(Errc::forbidden, "admin required"));
     auto request = decode_password_change(r.body);
     if (!request.is_ok()) return d(error_response(request.status()));
-    if (request->new_password.empty()) return d(error_response(400, "new_password required"));
+    if (request->new_password.empty()) {
+        return d(error_response(Errc::invalid_argument, "new_password required"));
+    }
     if (Status valid = auth::validate_password(request->new_password); !valid.is_ok()) {
         return d(error_response(valid));
     }
@@ -213,10 +219,11 @@ void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net
         const meta::User* target = snapshot->find_user(name);
         if (target == nullptr) return user_not_found();
         if (target->root && !caller.root()) {
-            return error_response(403, "only the root admin may change the root password");
+            return error_response(Errc::forbidden,
+                                  "only the root admin may change the root password");
         }
         auto hash = auth::hash_password(new_password, c->password_hash_cost);
-        if (!hash.is_ok()) return error_response(500, "hash password");
+        if (!hash.is_ok()) return error_response(Errc::internal, "hash password");
         int64_t now = c->clock.wall_ms();
         auto stored = c->store.change_user(
             name,
@@ -237,8 +244,9 @@ void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net
     // A user proves the password it replaces, through the sign-in throttle; an admin resets
     // without it.
     if (!request->current_password) {
-        return audited(c, std::move(d), "user.password", actor, name,
-                       [] { return error_response(403, "current password is incorrect"); });
+        return audited(c, std::move(d), "user.password", actor, name, [] {
+            return error_response(Errc::forbidden, "current password is incorrect");
+        });
     }
     c->authenticator->check(
         name, *request->current_password,
@@ -248,13 +256,14 @@ void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net
                     case auth::AuthOutcome::ok:
                         return change();
                     case auth::AuthOutcome::throttled:
-                        return error_response(429, "too many failed authentication attempts");
+                        return error_response(Errc::too_many_requests,
+                                              "too many failed authentication attempts");
                     case auth::AuthOutcome::unavailable:
-                        return error_response(503, "authentication unavailable");
+                        return error_response(Errc::unavailable, "authentication unavailable");
                     case auth::AuthOutcome::unauthorized:
                         break;
                 }
-                return error_response(403, "current password is incorrect");
+                return error_response(Errc::forbidden, "current password is incorrect");
             });
         });
 }
