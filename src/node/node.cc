@@ -1,7 +1,6 @@
 #include "node/node.h"
 
 #include <arpa/inet.h>
-#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +38,7 @@
 #include "node/topic_backend.h"
 #include "queue/dead_letter.h"
 #include "queue/offset_committer.h"
+#include "storage/retention_service.h"
 #include "wal/dispatcher.h"
 #include "wal/local_committer.h"
 #include "wal/owner_liveness.h"
@@ -394,9 +394,24 @@ class Node::Impl {
         NARAD_RETURN_IF_ERROR(build_cluster_port(server_options));
         wire_controller_hooks();
 
-        maintenance_ = std::make_unique<PeriodicTask>(
-            "narad-maintain", Millis(config_.storage.retention_check_interval_ms),
-            [this] { maintain(); });
+        retention_ = std::make_unique<storage::RetentionService>(
+            clock_, *logs_,
+            [store = store_] {
+                std::vector<storage::TopicRetention> topics;
+                for (const auto& [name, topic] : store->snapshot()->topics) {
+                    topics.push_back({name, topic.partitions, Millis(topic.retention_ms)});
+                }
+                return topics;
+            },
+            storage::RetentionOptions{
+                .check_interval = Millis(config_.storage.retention_check_interval_ms),
+                .cold_walk_interval = Millis(config_.storage.cold_retention_walk_ms),
+                .idle_eviction = Millis(config_.storage.idle_log_eviction_ms),
+            });
+        // A renewed certificate is noticed on the same cadence as retention's (docs/security.md).
+        tls_watch_ = std::make_unique<PeriodicTask>(
+            "narad-tls-watch", Millis(config_.storage.retention_check_interval_ms),
+            [this] { reload_tls_if_changed(); });
 
         offsets_->start();
         consume_->start();
@@ -405,7 +420,8 @@ class Node::Impl {
         direct_->start();
         fanout_->start();
         dead_letter_task_->start();
-        maintenance_->start();
+        retention_->start();
+        tls_watch_->start();
         if (config_.security.enabled) start_root_seeding();
         runner_->start();
         if (cluster_server_) {
@@ -451,7 +467,8 @@ class Node::Impl {
         if (root_seeding_) root_seeding_->stop();
         // Queued password checks answer `unavailable` while the routes they lead to still exist.
         if (authenticator_) authenticator_->stop();
-        if (maintenance_) maintenance_->stop();
+        if (retention_) retention_->stop();
+        if (tls_watch_) tls_watch_->stop();
         if (blocking_) blocking_->stop();
         if (reads_) reads_->stop();
         if (routing_pool_) routing_pool_->stop();
@@ -781,52 +798,16 @@ class Node::Impl {
         return Status::ok();
     }
 
-    // Retention of open logs, idle-log eviction and returning freed memory to the system, every
-    // retention_check_interval; retention of closed logs (the cold walk) every
-    // storage.cold_retention_walk_ms. A log is opened here only when its directory shows an
-    // expired segment, and closed again after.
-    void maintain() {
-        bool tls_changed = false;
+    // Loads the TLS files again when one of them changed since the last load.
+    void reload_tls_if_changed() {
+        bool changed = false;
         {
             MutexLock lock(tls_reload_mutex_);
-            tls_changed = tls_files_stamp() != tls_stamp_;
+            changed = tls_files_stamp() != tls_stamp_;
         }
-        if (tls_changed) {
-            NARAD_LOG_INFO("a TLS file changed; reloading");
-            (void)reload_tls();
-        }
-        meta::MetaSnapshot snapshot = store_->snapshot();
-        int64_t walk_ms = config_.storage.cold_retention_walk_ms;
-        MonoTime now = clock_.now();
-        bool cold_walk =
-            walk_ms > 0 && (!last_cold_walk_ || now - *last_cold_walk_ >= Millis(walk_ms));
-        if (cold_walk) last_cold_walk_ = now;
-        for (const auto& [name, topic] : snapshot->topics) {
-            if (topic.retention_ms <= 0) continue;  // 0 keeps messages forever
-            Millis retention(topic.retention_ms);
-            for (uint32_t p = 0; p < topic.partitions; ++p) {
-                Result<storage::RetentionResult> result = storage::RetentionResult{};
-                if (auto log = logs_->get_if_open(name, PartitionId(p))) {
-                    result = log->enforce_retention(retention);
-                } else if (cold_walk) {
-                    result = logs_->sweep_closed(name, PartitionId(p), retention);
-                }
-                if (!result.is_ok()) {
-                    NARAD_LOG_WARN("retention of {}/{} failed: {}", name, p,
-                                   result.status().to_string());
-                } else if (result->segments_deleted > 0) {
-                    NARAD_LOG_INFO("retention deleted {} segments ({} records) of {}/{}",
-                                   result->segments_deleted, result->records_deleted, name, p);
-                }
-            }
-        }
-        if (config_.storage.idle_log_eviction_ms > 0) {
-            logs_->evict_idle(Millis(config_.storage.idle_log_eviction_ms));
-        }
-        // Give back what was freed since the last pass (closed connections, evicted logs, the
-        // buffers of a burst): glibc keeps freed pages in its arenas, so without this the RSS
-        // stays at its high-water mark however little the node holds now.
-        ::malloc_trim(0);
+        if (!changed) return;
+        NARAD_LOG_INFO("a TLS file changed; reloading");
+        (void)reload_tls();
     }
 
     void register_node_metrics() {
@@ -933,7 +914,6 @@ class Node::Impl {
     std::unique_ptr<net::HttpServer> server_;
     std::unique_ptr<api::Router> metrics_router_;
     std::unique_ptr<net::HttpServer> metrics_server_;
-    std::optional<MonoTime> last_cold_walk_;  // on the maintenance thread only
     std::unique_ptr<queue::ConsumeService> consume_;
     std::unique_ptr<ThreadPool> reads_;  // consume reads, off the I/O threads
     std::unique_ptr<TopicBackend> backend_;
@@ -952,7 +932,8 @@ class Node::Impl {
     std::unique_ptr<meta::TopicFrontend> topics_;
     std::unique_ptr<ThreadPool> blocking_;
     std::unique_ptr<api::ApiContext> context_;
-    std::unique_ptr<PeriodicTask> maintenance_;
+    std::unique_ptr<storage::RetentionService> retention_;
+    std::unique_ptr<PeriodicTask> tls_watch_;  // notices renewed TLS files
     // Cluster routing (build_routing / build_cluster_port).
     std::unique_ptr<wal::OwnerLiveness> liveness_;
     std::unique_ptr<net::PeerPool> peers_;
