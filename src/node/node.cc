@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "api/access.h"
@@ -33,6 +32,7 @@
 #include "net/http_server.h"
 #include "net/peer_pool.h"
 #include "node/cluster_runtime.h"
+#include "node/data_dir_metrics.h"
 #include "node/power_cut.h"
 #include "node/root_admin.h"
 #include "node/topic_backend.h"
@@ -439,7 +439,9 @@ class Node::Impl {
         }
         Status listening = server_->start();
         if (!listening.is_ok()) return listening;
-        register_node_metrics();
+        data_metrics_ = std::make_unique<DataDirMetrics>(fs_, data, *store_, *logs_,
+                                                         metrics::Registry::global());
+        data_metrics_->start();
         ready_ = true;
         double boot_seconds = std::chrono::duration<double>(clock_.now() - boot_started).count();
         metrics::Registry::global()
@@ -483,8 +485,7 @@ class Node::Impl {
         if (store_ && watch_id_ != 0) store_->unwatch(watch_id_);
         // Last: the controller resigns and the liveness key goes only once nothing is served.
         if (cluster_) cluster_->stop();
-        if (disk_usage_) disk_usage_->stop();
-        if (collector_id_ != 0) metrics::Registry::global().remove_collector(collector_id_);
+        if (data_metrics_) data_metrics_->stop();
         if (logs_) logs_->close_all();
         if (started_) NARAD_LOG_INFO("narad node {} stopped", config_.cluster.node_id);
     }
@@ -810,96 +811,7 @@ class Node::Impl {
         (void)reload_tls();
     }
 
-    void register_node_metrics() {
-        auto& registry = metrics::Registry::global();
-        auto& topics_total = registry.gauge("narad_topics_total", "Topics in the metastore.");
-        auto& partitions_total =
-            registry.gauge("narad_partitions_total", "Partitions owned here with an open log.");
-        auto& data_size =
-            registry.gauge("narad_data_dir_size_bytes", "Bytes under the data directory.");
-        auto& data_available = registry.gauge("narad_data_dir_available_bytes",
-                                              "Free bytes on the data directory's disk.");
-        auto& topic_bytes =
-            registry.gauge("narad_topic_bytes", "Bytes of a topic's segments.", {"topic"});
-        auto& partition_bytes =
-            registry.gauge("narad_partition_size_bytes", "Bytes of a partition's segments.",
-                           {"topic", "partition"});
-        auto& segments =
-            registry.gauge("narad_segments", "Segments of a partition.", {"topic", "partition"});
-        collector_id_ = registry.add_collector([&, this] {
-            meta::MetaSnapshot snapshot = store_->snapshot();
-            topics_total.get().set(static_cast<double>(snapshot->topics.size()));
-            double open_partitions = 0;
-            // Deleted topics' series go; the others are overwritten below.
-            std::set<std::string> current;
-            for (const auto& [name, topic] : snapshot->topics) current.insert(name);
-            for (const std::string& gone : reported_topics_) {
-                if (current.count(gone)) continue;
-                topic_bytes.remove({gone});
-                partition_bytes.remove_prefix({gone});
-                segments.remove_prefix({gone});
-            }
-            reported_topics_ = std::move(current);
-            for (const auto& [name, topic] : snapshot->topics) {
-                double bytes = 0;
-                for (uint32_t p = 0; p < topic.partitions; ++p) {
-                    auto log = logs_->get_if_open(name, PartitionId(p));
-                    if (!log) continue;
-                    storage::LogStats stats = log->stats();
-                    ++open_partitions;
-                    bytes += static_cast<double>(stats.size_bytes);
-                    partition_bytes.with({name, std::to_string(p)})
-                        .set(static_cast<double>(stats.size_bytes));
-                    segments.with({name, std::to_string(p)}).set(stats.segments);
-                }
-                topic_bytes.with({name}).set(bytes);
-            }
-            partitions_total.get().set(open_partitions);
-            // Measured by the disk-usage task: a scrape (on an HTTP thread) touches no disk.
-            data_size.get().set(static_cast<double>(data_bytes_.load()));
-            if (uint64_t available = data_available_.load(); available != kUnknownSpace) {
-                data_available.get().set(static_cast<double>(available));
-            }
-        });
-        disk_usage_ = std::make_unique<PeriodicTask>("narad-disk-usage", std::chrono::seconds(30),
-                                                     [this] { measure_disk_usage(); });
-        disk_usage_->start();
-        disk_usage_->run_now();
-    }
-
-    // The bytes of the regular files under the data directory (temporary files excluded) and the
-    // free bytes of its disk, every 30 s on a thread of its own: a walk of a large data directory
-    // is not free, and never runs on an HTTP thread.
-    void measure_disk_usage() {
-        auto space = fs_.space(config_.storage.data_dir);
-        data_available_ = space.is_ok() ? space->available_bytes : kUnknownSpace;
-        uint64_t total = 0;
-        std::vector<std::string> pending{config_.storage.data_dir};
-        while (!pending.empty()) {
-            std::string directory = std::move(pending.back());
-            pending.pop_back();
-            auto names = fs_.list_directory(directory);
-            if (!names.is_ok()) continue;
-            for (const std::string& name : *names) {
-                std::string path = io::join_path(directory, name);
-                auto info = fs_.stat(path);
-                if (!info.is_ok()) continue;
-                if (info->is_directory) {
-                    pending.push_back(path);
-                } else if (!name.ends_with(".tmp")) {
-                    total += info->size;
-                }
-            }
-        }
-        data_bytes_ = total;
-    }
-
     Config config_;
-    std::set<std::string> reported_topics_;  // only touched by the metrics collector
-    static constexpr uint64_t kUnknownSpace = UINT64_MAX;
-    std::atomic<uint64_t> data_bytes_{0};
-    std::atomic<uint64_t> data_available_{kUnknownSpace};
-    std::unique_ptr<PeriodicTask> disk_usage_;
     io::FileSystem& fs_ = node_file_system(config_.storage.data_dir);
     Clock& clock_ = SystemClock::instance();
     storage::TopicGuards guards_;
@@ -957,10 +869,10 @@ class Node::Impl {
     std::unique_ptr<api::MoveRouteContext> move_routes_;
     api::ProduceGate produce_gate_;
     std::unique_ptr<api::NodeStatusSources> node_status_;
+    std::unique_ptr<DataDirMetrics> data_metrics_;
     std::atomic<bool> had_record_{false};
     std::atomic<bool> decommissioned_{false};
     uint64_t watch_id_ = 0;
-    uint64_t collector_id_ = 0;
     std::atomic<bool> ready_{false};
     std::atomic<bool> shutting_down_{false};
     bool started_ = false;
