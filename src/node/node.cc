@@ -264,7 +264,7 @@ class Node::Impl {
         watch_id_ = store_->watch([this](const meta::MetaSnapshot& snapshot) {
             follow_own_record(*snapshot);
             consume_->apply_limits(snapshot);
-            purge_deleted_topics(snapshot);
+            if (purger_) purger_->on_snapshot(snapshot);
             if (handoff_) handoff_->on_snapshot(snapshot);
         });
         follow_own_record(*store_->snapshot());  // a restart in the middle of a drain
@@ -317,6 +317,9 @@ class Node::Impl {
                 return cluster::spread_partitions(*view, topic, first, count);
             });
         blocking_ = std::make_unique<ThreadPool>("narad-blocking", 2);
+        purger_ = std::make_unique<DeletedTopicPurger>(
+            [this](std::string_view topic) { return backend_->purge_if_deleted(topic); },
+            *blocking_);
 
         audit_ = std::make_unique<api::AuditLog>(fs_, clock_, io::join_path(data, "audit.log"),
                                                  NodeId(config_.cluster.node_id));
@@ -573,25 +576,6 @@ class Node::Impl {
         return options;
     }
 
-    // Another node's replica of a delete (or a delete and recreate) reaches here: this node's data
-    // of the old incarnation goes, on the blocking pool.
-    void purge_deleted_topics(const meta::MetaSnapshot& snapshot) {
-        meta::MetaSnapshot before = std::exchange(purged_view_, snapshot);
-        if (!before || before->topics_version == snapshot->topics_version) return;
-        for (const auto& [name, topic] : before->topics) {
-            const meta::Topic* now = snapshot->find_topic(name);
-            if (now != nullptr && now->incarnation == topic.incarnation) continue;
-            std::string gone = name;
-            bool queued = blocking_ && blocking_->post([this, gone] {
-                Status purged = backend_->purge_if_deleted(gone);
-                if (!purged.is_ok()) {
-                    NARAD_LOG_WARN("purging deleted topic {} failed: {}", gone, purged.to_string());
-                }
-            }) == ThreadPool::Posted::queued;
-            if (!queued) NARAD_LOG_WARN("purge of deleted topic {} not queued", gone);
-        }
-    }
-
     // The fan-out engine (docs/fanout.md) and the dead-letterer (docs/dead-letters.md): fan-out
     // links run for the parent partitions owned here, and copies and dead letters go through the
     // routing committer, as the dispatcher's batches do, to wherever their partition lives.
@@ -818,7 +802,6 @@ class Node::Impl {
     storage::PartitionGates gates_;
     std::unique_ptr<ClusterRuntime> cluster_;
     meta::MetaStore* store_ = nullptr;  // the cluster's metastore
-    meta::MetaSnapshot purged_view_;    // only touched by the metastore watcher
     std::unique_ptr<storage::LogManager> logs_;
     std::unique_ptr<queue::OffsetCommitter> offsets_;
     std::unique_ptr<api::InFlightLimits> in_flight_;
@@ -844,6 +827,7 @@ class Node::Impl {
     std::unique_ptr<meta::TopicFrontend> topics_;
     std::unique_ptr<ThreadPool> blocking_;
     std::unique_ptr<api::ApiContext> context_;
+    std::unique_ptr<DeletedTopicPurger> purger_;
     std::unique_ptr<storage::RetentionService> retention_;
     std::unique_ptr<PeriodicTask> tls_watch_;  // notices renewed TLS files
     // Cluster routing (build_routing / build_cluster_port).

@@ -75,4 +75,29 @@ Status TopicBackend::purge_if_deleted(std::string_view topic) {
     return logs_.remove_topic(topic);
 }
 
+std::vector<std::string> topics_dropped(const meta::MetaState& before,
+                                        const meta::MetaState& after) {
+    std::vector<std::string> dropped;
+    if (before.topics_version == after.topics_version) return dropped;
+    for (const auto& [name, topic] : before.topics) {
+        const meta::Topic* now = after.find_topic(name);
+        if (now == nullptr || now->incarnation != topic.incarnation) dropped.push_back(name);
+    }
+    return dropped;
+}
+
+void DeletedTopicPurger::on_snapshot(const meta::MetaSnapshot& snapshot) {
+    meta::MetaSnapshot before = std::exchange(seen_, snapshot);
+    if (!before) return;
+    for (const std::string& name : topics_dropped(*before, *snapshot)) {
+        bool queued = pool_.post([this, name] {
+            Status purged = purge_(name);
+            if (!purged.is_ok()) {
+                NARAD_LOG_WARN("purging deleted topic {} failed: {}", name, purged.to_string());
+            }
+        }) == ThreadPool::Posted::queued;
+        if (!queued) NARAD_LOG_WARN("purge of deleted topic {} not queued", name);
+    }
+}
+
 }  // namespace narad::node
