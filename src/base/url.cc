@@ -1,5 +1,7 @@
 #include "base/url.h"
 
+#include <arpa/inet.h>
+
 #include <cstdlib>
 
 namespace narad {
@@ -47,6 +49,14 @@ Result<std::pair<std::string, uint16_t>> split_host_port(std::string_view addres
                       "address \"" + std::string(address) + "\" has no valid port");
     }
     return std::make_pair(host, static_cast<uint16_t>(port));
+}
+
+bool is_ip_address(std::string_view host) {
+    std::string text(host);  // inet_pton reads a NUL-terminated string
+    in_addr v4{};
+    in6_addr v6{};
+    return inet_pton(AF_INET, text.c_str(), &v4) == 1 ||
+           inet_pton(AF_INET6, text.c_str(), &v6) == 1;
 }
 
 }  // namespace narad

@@ -21,4 +21,7 @@ std::string percent_encode(std::string_view value);
 // port; invalid_argument naming the address when there is no colon or no port in 0..65535.
 Result<std::pair<std::string, uint16_t>> split_host_port(std::string_view address);
 
+// Whether `host` is an IPv4 or IPv6 address (without brackets) rather than a name to resolve.
+bool is_ip_address(std::string_view host);
+
 }  // namespace narad

@@ -27,5 +27,19 @@ TEST(PercentEncodeTest, EscapesEveryOtherByteAsUpperCaseHex) {
     }
 }
 
+// Rule: IPv4 and IPv6 addresses are told apart from host names, and nothing else passes (a
+// bracketed address, a port, an empty string).
+TEST(IsIpAddressTest, TellsAddressesFromNames) {
+    EXPECT_TRUE(is_ip_address("127.0.0.1"));
+    EXPECT_TRUE(is_ip_address("10.1.2.3"));
+    EXPECT_TRUE(is_ip_address("::1"));
+    EXPECT_TRUE(is_ip_address("fe80::1"));
+    EXPECT_FALSE(is_ip_address("localhost"));
+    EXPECT_FALSE(is_ip_address("node-1.example.com"));
+    EXPECT_FALSE(is_ip_address("[::1]"));
+    EXPECT_FALSE(is_ip_address("127.0.0.1:80"));
+    EXPECT_FALSE(is_ip_address(""));
+}
+
 }  // namespace
 }  // namespace narad

@@ -1,6 +1,5 @@
 #include "node/node.h"
 
-#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,13 +49,6 @@ namespace {
 
 // Moves of this node that may freeze their sources at once (worker.h, CutoverSlots).
 constexpr uint32_t kConcurrentCutovers = 2;
-
-bool looks_like_ip(const std::string& host) {
-    in_addr v4{};
-    in6_addr v6{};
-    return inet_pton(AF_INET, host.c_str(), &v4) == 1 ||
-           inet_pton(AF_INET6, host.c_str(), &v6) == 1;
-}
 
 std::string host_name() {
     char buffer[256] = {0};
@@ -550,7 +542,7 @@ class Node::Impl {
         options.cluster_secrets = cluster_secrets_;
         options.cluster_tls = cluster_client_tls();
         // etcd listens on an IP address; a host name is advertised for the API only.
-        options.etcd_host = looks_like_ip(host) ? host : "127.0.0.1";
+        options.etcd_host = is_ip_address(host) ? host : "127.0.0.1";
         options.etcd_client_port = cluster.etcd_client_port;
         options.etcd_peer_port = cluster.etcd_peer_port;
         options.etcd_binary = cluster.etcd_binary;
