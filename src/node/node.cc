@@ -11,11 +11,11 @@
 #include "api/api.h"
 #include "api/in_flight_limits.h"
 #include "api/internal_routes.h"
+#include "api/membership_routes.h"
 #include "api/move_routes.h"
 #include "api/node_status.h"
 #include "api/produce_gate.h"
 #include "api/request_json.h"
-#include "api/respond.h"
 #include "auth/authenticator.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -665,24 +665,14 @@ class Node::Impl {
         api::register_internal_move_routes(internal_router_->routes(), *move_routes_);
         api::register_internal_message_routes(internal_router_->routes(), *context_);
         api::register_controller_routes(internal_router_->routes(), *context_);
-        internal_router_->routes().add(
-            "POST", "/internal/v1/join",
-            [this](net::HttpRequest r, const api::PathParams&, net::Responder d) {
-                api::answer_on_pool(*blocking_, std::move(d), [this, body = std::move(r.body)] {
-                    auto answer = cluster_->handle_join(body);
-                    return answer.is_ok() ? api::json_response(200, *answer)
-                                          : api::error_response(answer.status());
-                });
+        api::register_membership_routes(
+            internal_router_->routes(),
+            api::MembershipRouteContext{
+                .join = [this](std::string_view body) { return cluster_->handle_join(body); },
+                .host_etcd = [this] { return cluster_->host_etcd(); },
+                .pool = *blocking_,
             });
         api::register_node_status_route(internal_router_->routes(), *node_status_);
-        internal_router_->routes().add(
-            "POST", "/internal/v1/etcd/host",
-            [this](net::HttpRequest, const api::PathParams&, net::Responder d) {
-                api::answer_on_pool(*blocking_, std::move(d), [this] {
-                    Status hosted = cluster_->host_etcd();
-                    return hosted.is_ok() ? api::empty_response(204) : api::error_response(hosted);
-                });
-            });
         cluster_server_ = std::make_unique<net::HttpServer>(options, *internal_router_);
         return Status::ok();
     }
@@ -696,16 +686,10 @@ class Node::Impl {
                                        api::fetch_node_status(*peers, node, Millis(2'000)));
                 return api::decode_node_status(body);
             },
-            .host_etcd = [peers](const NodeId& node) -> Status {
-                auto reply =
-                    peers->call(node, "POST", "/internal/v1/etcd/host", "", "", Millis(60'000));
-                if (!reply.is_ok()) return reply.status();
-                if (reply->status != 204) {
-                    return Status(Errc::peer_error,
-                                  "answered " + std::to_string(reply->status) + ": " + reply->body);
-                }
-                return Status::ok();
-            },
+            .host_etcd =
+                [peers](const NodeId& node) {
+                    return api::ask_to_host_etcd(*peers, node, Millis(60'000));
+                },
         });
     }
 
