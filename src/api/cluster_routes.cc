@@ -1,11 +1,11 @@
 // The cluster's read routes: GET /v1/cluster/members[?detail=] (Narad's fields, the node's own
 // status with detail, plus our etcd_role) and
 // GET /v1/cluster/status (ours: the controller, the metastore revision, the etcd members).
+#include "api/cluster_routes.h"
+
+#include <memory>
 #include <nlohmann/json.hpp>
 
-#include "api/api.h"
-#include "api/node_status.h"
-#include "api/owner_routing.h"
 #include "api/params.h"
 #include "api/peer_json.h"
 #include "api/respond.h"
@@ -18,8 +18,9 @@ using nlohmann::json;
 
 constexpr Millis kStatusBudget{2'000};
 
-json member_json(ApiContext& context, const meta::MetaState& state, const NodeId& node,
-                 const meta::MemberInfo& member, uint32_t owned, uint32_t outbound) {
+json member_json(const ClusterRouteContext& context, const meta::MetaState& state,
+                 const NodeId& node, const meta::MemberInfo& member, uint32_t owned,
+                 uint32_t outbound) {
     MonoTime now = context.clock.now();
     int64_t heartbeat_age = 0;
     if (auto since = state.down_since.find(node);
@@ -30,7 +31,7 @@ json member_json(ApiContext& context, const meta::MetaState& state, const NodeId
     json out = {
         {"id", node.value()},
         {"addr", member.api_addr},
-        {"status", state.is_dead(node, now, context.cluster.dead_after) ? "dead" : "alive"},
+        {"status", state.is_dead(node, now, context.limits.dead_after) ? "dead" : "alive"},
         {"draining", member.draining},
         {"owned_partitions", owned},
         {"outbound_moves", outbound},
@@ -43,9 +44,9 @@ json member_json(ApiContext& context, const meta::MetaState& state, const NodeId
         cluster::DecommissionView view{state,
                                        etcd,
                                        now,
-                                       context.cluster.dead_after,
-                                       context.cluster.min_voters,
-                                       context.cluster.max_in_flight_moves};
+                                       context.limits.dead_after,
+                                       context.limits.min_voters,
+                                       context.limits.max_in_flight_moves};
         json blocked = json::array();
         for (const auto& reason : cluster::decommission_blockers(view, node)) {
             blocked.push_back({{"code", reason.code}, {"message", reason.message}});
@@ -56,7 +57,7 @@ json member_json(ApiContext& context, const meta::MetaState& state, const NodeId
     return out;
 }
 
-json members_json(ApiContext& context, const meta::MetaState& state) {
+json members_json(const ClusterRouteContext& context, const meta::MetaState& state) {
     std::map<NodeId, uint32_t> owned;
     std::map<NodeId, uint32_t> outbound;
     for (const auto& [key, assignment] : state.assignments) {
@@ -71,20 +72,21 @@ json members_json(ApiContext& context, const meta::MetaState& state) {
 }
 
 // ?detail=true: every member's own status, within one budget for all of them.
-void add_node_status(ApiContext& context, const meta::MetaState& state, json& members) {
+void add_node_status(const ClusterRouteContext& context, const meta::MetaState& state,
+                     json& members) {
     MonoTime deadline = context.clock.now() + kStatusBudget;
     for (json& member : members) {
         NodeId node(member["id"].get<std::string>());
         Result<std::string> body = Status(Errc::not_found, "node status is not available");
         Millis left = std::chrono::duration_cast<Millis>(deadline - context.clock.now());
-        if (node == context.node_id && context.node_status != nullptr) {
+        if (node == context.routing.self && context.node_status != nullptr) {
             body = node_status_body(*context.node_status);
         } else if (left <= Millis(0)) {
             body = Status(Errc::timeout, "not asked within the status budget");
-        } else if (context.peers == nullptr || state.find_member(node) == nullptr) {
+        } else if (context.routing.peers == nullptr || state.find_member(node) == nullptr) {
             body = Status(Errc::not_found, "node status is not available on this node");
         } else {
-            body = fetch_node_status(*context.peers, node, left);
+            body = fetch_node_status(*context.routing.peers, node, left);
         }
         json parsed = body.is_ok() ? parse_peer_reply(*body) : json();
         if (parsed.is_object()) {
@@ -98,8 +100,8 @@ void add_node_status(ApiContext& context, const meta::MetaState& state, json& me
 
 }  // namespace
 
-void register_cluster_routes(Router& router, ApiContext& context) {
-    ApiContext* c = &context;
+void register_cluster_routes(Router& router, ClusterRouteContext context) {
+    auto c = std::make_shared<const ClusterRouteContext>(std::move(context));
     router.add("GET", "/v1/cluster/members",
                [c](net::HttpRequest r, const PathParams&, net::Responder d) {
                    auto detail = bool_param("detail", r.query_param("detail"));
@@ -111,7 +113,7 @@ void register_cluster_routes(Router& router, ApiContext& context) {
                    if (!*detail) {
                        return d(json_response(200, json{{"members", members}}.dump() + "\n"));
                    }
-                   run_routed(*c, std::move(d), [c, state, members]() mutable {
+                   run_routed(c->routing, std::move(d), [c, state, members]() mutable {
                        add_node_status(*c, *state, members);
                        return json_response(200, json{{"members", members}}.dump() + "\n");
                    });
@@ -122,15 +124,15 @@ void register_cluster_routes(Router& router, ApiContext& context) {
                    answer_on_pool(c->blocking, std::move(d), [c] {
                        meta::MetaSnapshot state = c->store.snapshot();
                        json body = {
-                           {"cluster", c->cluster.name},
-                           {"node", c->node_id.value()},
+                           {"cluster", c->cluster_name},
+                           {"node", c->routing.self.value()},
                            {"controller", state->controller.value()},
-                           {"is_controller", c->cluster.is_controller()},
+                           {"is_controller", c->is_controller()},
                            {"revision", state->revision},
                            {"members", members_json(*c, *state)},
                        };
                        json etcd = json::object();
-                       auto members = c->cluster.etcd_members();
+                       auto members = c->etcd_members();
                        if (members.is_ok()) {
                            json list = json::array();
                            for (const meta::Member& member : *members) {

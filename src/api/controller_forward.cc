@@ -30,8 +30,9 @@ bool take_caller(net::HttpRequest& r) {
 
 }  // namespace
 
-RouteHandler controller_only(ApiContext* c, RouteHandler local) {
-    return [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
+RouteHandler controller_only(ControllerForward forward, RouteHandler local) {
+    return [c = std::move(forward), local](net::HttpRequest r, const PathParams& p,
+                                           net::Responder d) {
         // The parameter that carries the caller to the controller is the nodes' alone.
         for (const auto& [name, value] : r.query) {
             if (name == kCallerParam) {
@@ -40,16 +41,16 @@ RouteHandler controller_only(ApiContext* c, RouteHandler local) {
                                             " is reserved for node-to-node calls"));
             }
         }
-        if (c->cluster.is_controller() || c->peers == nullptr) {
+        if (c.is_controller() || c.routing.peers == nullptr) {
             return local(std::move(r), p, std::move(d));
         }
-        NodeId controller = c->store.snapshot()->controller;
-        if (controller.value().empty() || controller == c->node_id) {
+        NodeId controller = c.store.snapshot()->controller;
+        if (controller.value().empty() || controller == c.routing.self) {
             return d(error_response(
                 Errc::unavailable,
                 "control plane temporarily unavailable: no controller is elected yet"));
         }
-        run_routed(*c, std::move(d), [c, controller, r = std::move(r)] {
+        run_routed(c.routing, std::move(d), [routing = c.routing, controller, r = std::move(r)] {
             // The caller rides along as a query parameter of the cluster port, whose peers
             // prove the cluster secret: the controller checks its grants and records it as owner.
             // Appended last, after any fragment is cut (the controller would cut it there), to a
@@ -58,17 +59,18 @@ RouteHandler controller_only(ApiContext* c, RouteHandler local) {
             std::string target = std::string(kControllerPrefix) + own;
             target += (own.find('?') == std::string::npos ? "?" : "&");
             target += std::string(kCallerParam) + "=" + r.user;  // a user name needs no escaping
-            return forward_to_owner(*c, controller, r.method, target, r.body, Millis(30'000),
+            return forward_to_owner(routing, controller, r.method, target, r.body, Millis(30'000),
                                     "controller");
         });
     };
 }
 
-void add_controller_route(Router& internal, ApiContext* c, std::string_view method,
+void add_controller_route(Router& internal, ControllerForward forward, std::string_view method,
                           std::string_view public_path, RouteHandler local) {
     internal.add(std::string(method), std::string(kControllerPrefix) + std::string(public_path),
-                 [c, local](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                     if (!c->cluster.is_controller()) {
+                 [is_controller = std::move(forward.is_controller), local](
+                     net::HttpRequest r, const PathParams& p, net::Responder d) {
+                     if (!is_controller()) {
                          return d(error_response(Errc::unavailable,
                                                  "control plane temporarily unavailable: the "
                                                  "controller changed; retry"));

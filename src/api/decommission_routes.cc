@@ -9,11 +9,12 @@
 // Writes run on the controller (forwarded there, api/controller_forward.h); the dry run runs on
 // the node asked, from a linearizable read. Every accepted decommission, cancel and forget is
 // audited (cluster.decommission, cluster.decommission.cancel, cluster.forget).
+#include "api/decommission_routes.h"
+
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "api/access.h"
-#include "api/api.h"
-#include "api/controller_forward.h"
 #include "api/params.h"
 #include "api/respond.h"
 #include "base/log.h"
@@ -35,8 +36,8 @@ json reasons_json(const std::vector<cluster::DecommissionReason>& reasons) {
     return out;
 }
 
-void audit(ApiContext* c, std::string event, std::string actor, std::string target,
-           std::string detail) {
+void audit(const DecommissionRouteContext* c, std::string event, std::string actor,
+           std::string target, std::string detail) {
     if (c->audit == nullptr) return;
     c->audit->record(
         {std::move(event), std::move(actor), std::move(target), "ok", std::move(detail)});
@@ -55,18 +56,15 @@ struct Preflight {
     std::vector<cluster::DecommissionReason> refusals;
 };
 
-Result<Preflight> preflight(ApiContext* c, const NodeId& node) {
+Result<Preflight> preflight(const DecommissionRouteContext* c, const NodeId& node) {
     NARAD_ASSIGN_OR_RETURN(meta::MetaSnapshot state, c->etcd_store->sync());
     if (state->find_member(node) == nullptr) return Status(Errc::not_found, "member not found");
     NARAD_ASSIGN_OR_RETURN(cluster::EtcdConfiguration etcd,
                            cluster::read_etcd_configuration(c->etcd_store->client()));
     Preflight out{state, std::move(etcd), {}};
-    cluster::DecommissionView view{*out.state,
-                                   out.etcd,
-                                   c->clock.now(),
-                                   c->cluster.dead_after,
-                                   c->cluster.min_voters,
-                                   c->cluster.max_in_flight_moves};
+    cluster::DecommissionView view{*out.state,           out.etcd,
+                                   c->clock.now(),       c->limits.dead_after,
+                                   c->limits.min_voters, c->limits.max_in_flight_moves};
     out.refusals = cluster::decommission_refusals(view, node);
     return out;
 }
@@ -78,11 +76,11 @@ net::HttpResponse preflight_error(const Status& status) {
     return error_response(Errc::unavailable, "decommission preflight: " + status.to_string());
 }
 
-net::HttpResponse dry_run(ApiContext* c, const NodeId& node) {
+net::HttpResponse dry_run(const DecommissionRouteContext* c, const NodeId& node) {
     auto checked = preflight(c, node);
     if (!checked.is_ok()) return preflight_error(checked.status());
     cluster::DrainLoad load =
-        cluster::drain_load(*checked->state, node, c->clock.now(), c->cluster.dead_after);
+        cluster::drain_load(*checked->state, node, c->clock.now(), c->limits.dead_after);
     json body = {{"member", node.value()},
                  {"would_decommission", checked->refusals.empty()},
                  {"reasons", reasons_json(checked->refusals)},
@@ -92,7 +90,8 @@ net::HttpResponse dry_run(ApiContext* c, const NodeId& node) {
     return json_response(200, body.dump() + "\n");
 }
 
-net::HttpResponse decommission(ApiContext* c, const NodeId& node, const std::string& actor) {
+net::HttpResponse decommission(const DecommissionRouteContext* c, const NodeId& node,
+                               const std::string& actor) {
     auto checked = preflight(c, node);
     if (!checked.is_ok()) return preflight_error(checked.status());
     if (!checked->refusals.empty()) {
@@ -116,7 +115,8 @@ net::HttpResponse decommission(ApiContext* c, const NodeId& node, const std::str
     return empty_response(204);
 }
 
-net::HttpResponse cancel(ApiContext* c, const NodeId& node, const std::string& actor) {
+net::HttpResponse cancel(const DecommissionRouteContext* c, const NodeId& node,
+                         const std::string& actor) {
     Status cleared = c->etcd_store->set_draining(node, false);
     if (cleared.code() == Errc::not_found) {
         return error_response(Errc::not_found, "member not found");
@@ -150,7 +150,8 @@ std::vector<std::string> silent_voters(meta::EtcdClient& client,
     return silent;
 }
 
-net::HttpResponse forget(ApiContext* c, const NodeId& node, const std::string& actor) {
+net::HttpResponse forget(const DecommissionRouteContext* c, const NodeId& node,
+                         const std::string& actor) {
     meta::EtcdClient& client = c->etcd_store->client();
     auto members = client.member_list();
     if (!members.is_ok()) {
@@ -164,7 +165,7 @@ net::HttpResponse forget(ApiContext* c, const NodeId& node, const std::string& a
     if (found == nullptr) {
         return error_response(Errc::not_found, "no etcd member is named " + node.value());
     }
-    if (node == c->node_id) {
+    if (node == c->self) {
         return error_response(Errc::invalid_argument,
                               node.value() +
                                   " is the controller that would carry out the forget; "
@@ -218,7 +219,8 @@ net::HttpResponse forget(ApiContext* c, const NodeId& node, const std::string& a
 }
 
 // The controller's side of each write.
-void decommission_write(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
+void decommission_write(const DecommissionRouteContext* c, net::HttpRequest r, const PathParams& p,
+                        net::Responder d) {
     if (c->etcd_store == nullptr) return d(no_metastore());
     bool cancelling = r.method == "DELETE";
     answer_on_pool(c->blocking, std::move(d),
@@ -227,7 +229,8 @@ void decommission_write(ApiContext* c, net::HttpRequest r, const PathParams& p, 
                    });
 }
 
-void forget_write(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
+void forget_write(const DecommissionRouteContext* c, net::HttpRequest r, const PathParams& p,
+                  net::Responder d) {
     if (c->etcd_store == nullptr) return d(no_metastore());
     answer_on_pool(c->blocking, std::move(d), [c, node = NodeId(p.get("id")), actor = actor_of(r)] {
         return forget(c, node, actor);
@@ -236,10 +239,9 @@ void forget_write(ApiContext* c, net::HttpRequest r, const PathParams& p, net::R
 
 }  // namespace
 
-void register_decommission_routes(Router& router, ApiContext& context) {
-    ApiContext* c = &context;
-    using namespace std::placeholders;
-    RouteHandler forwarded = controller_only(c, std::bind(decommission_write, c, _1, _2, _3));
+void register_decommission_routes(Router& router, DecommissionRouteContext context) {
+    auto c = std::make_shared<const DecommissionRouteContext>(std::move(context));
+    RouteHandler forwarded = controller_only(c->controller, bind_route(c, decommission_write));
     auto route = [c, forwarded](net::HttpRequest r, const PathParams& p, net::Responder d) {
         if (p.get("id").empty()) {
             return d(error_response(Errc::invalid_argument, "member id required"));
@@ -253,21 +255,20 @@ void register_decommission_routes(Router& router, ApiContext& context) {
         if (!*dry) return forwarded(std::move(r), p, std::move(d));
         if (c->etcd_store == nullptr) return d(no_metastore());
         answer_on_pool(c->blocking, std::move(d),
-                       [c, node = NodeId(p.get("id"))] { return dry_run(c, node); });
+                       [c, node = NodeId(p.get("id"))] { return dry_run(c.get(), node); });
     };
     router.add("POST", kDecommissionPath, route);
     router.add("DELETE", kDecommissionPath, route);
-    router.add("POST", kForgetPath, controller_only(c, std::bind(forget_write, c, _1, _2, _3)));
+    router.add("POST", kForgetPath, controller_only(c->controller, bind_route(c, forget_write)));
 }
 
-void register_controller_decommission_routes(Router& internal, ApiContext& context) {
-    ApiContext* c = &context;
-    using namespace std::placeholders;
-    add_controller_route(internal, c, "POST", kDecommissionPath,
-                         std::bind(decommission_write, c, _1, _2, _3));
-    add_controller_route(internal, c, "DELETE", kDecommissionPath,
-                         std::bind(decommission_write, c, _1, _2, _3));
-    add_controller_route(internal, c, "POST", kForgetPath, std::bind(forget_write, c, _1, _2, _3));
+void register_controller_decommission_routes(Router& internal, DecommissionRouteContext context) {
+    auto c = std::make_shared<const DecommissionRouteContext>(std::move(context));
+    add_controller_route(internal, c->controller, "POST", kDecommissionPath,
+                         bind_route(c, decommission_write));
+    add_controller_route(internal, c->controller, "DELETE", kDecommissionPath,
+                         bind_route(c, decommission_write));
+    add_controller_route(internal, c->controller, "POST", kForgetPath, bind_route(c, forget_write));
 }
 
 }  // namespace narad::api

@@ -74,8 +74,9 @@ std::string stats_json(uint32_t index, const storage::LogStats& stats) {
 }
 
 // Stats of the topic's partitions owned here: {"partitions":[{index, segments, ...}]}.
-void partition_stats(ApiContext& context, const std::string& topic, net::Responder respond) {
-    meta::MetaSnapshot snapshot = context.store.snapshot();
+void partition_stats(const InternalMessageRouteContext& context, const std::string& topic,
+                     net::Responder respond) {
+    meta::MetaSnapshot snapshot = context.messages.store.snapshot();
     const meta::Topic* record = snapshot->find_topic(topic);
     if (record == nullptr) return respond(error_response(Errc::not_found, "topic not found"));
     uint32_t partitions = record->partitions;
@@ -84,7 +85,9 @@ void partition_stats(ApiContext& context, const std::string& topic, net::Respond
         bool first = true;
         for (uint32_t p = 0; p < partitions; ++p) {
             const meta::Assignment* assignment = snapshot->find_assignment(topic, PartitionId(p));
-            if (assignment == nullptr || assignment->owner != context.node_id) continue;
+            if (assignment == nullptr || assignment->owner != context.messages.routing.self) {
+                continue;
+            }
             storage::LogStats stats;
             auto log = context.logs.get(topic, PartitionId(p), storage::CreateIfMissing::no);
             if (log.is_ok()) {
@@ -111,20 +114,21 @@ void register_internal_commit_route(Router& router, InternalCommitContext& conte
                });
 }
 
-void register_internal_message_routes(Router& router, ApiContext& context) {
-    ApiContext* c = &context;
+void register_internal_message_routes(Router& router, InternalMessageRouteContext context) {
+    auto c = std::make_shared<const InternalMessageRouteContext>(std::move(context));
     router.add("GET", "/internal/v1/topics/{topic}/consume",
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   handle_consume(*c, std::move(r), p.get("topic"), Scope::local_only,
+                   handle_consume(c->messages, std::move(r), p.get("topic"), Scope::local_only,
                                   std::move(d));
                });
     router.add("POST", "/internal/v1/topics/{topic}/ack",
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   handle_ack(*c, std::move(r), p.get("topic"), Scope::local_only, std::move(d));
+                   handle_ack(c->messages, std::move(r), p.get("topic"), Scope::local_only,
+                              std::move(d));
                });
     router.add("POST", "/internal/v1/topics/{topic}/ack/batch",
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   handle_ack_batch(*c, std::move(r), p.get("topic"), Scope::local_only,
+                   handle_ack_batch(c->messages, std::move(r), p.get("topic"), Scope::local_only,
                                     std::move(d), std::nullopt);
                });
     router.add("GET", "/internal/v1/topics/{topic}/stats",

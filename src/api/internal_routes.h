@@ -16,10 +16,14 @@
 
 #include <string>
 
-#include "api/api.h"
+#include "api/message_routes.h"
 #include "api/router.h"
 #include "net/cluster_guard.h"
 #include "wal/dispatcher.h"
+
+namespace narad::fanout {
+class FanoutEngine;
+}
 
 namespace narad::api {
 
@@ -56,7 +60,16 @@ struct InternalCommitContext {
 };
 
 void register_internal_commit_route(Router& router, InternalCommitContext& context);
-// Consume, ack and stats routes for partitions owned here (uses the public handlers' code).
-void register_internal_message_routes(Router& router, ApiContext& context);
+
+struct InternalMessageRouteContext {
+    MessageRouteContext messages;  // the public handlers' services (no grants on this port)
+    storage::LogManager& logs;     // the stats of the partitions owned here
+    ThreadPool& blocking;          // stats read the disk
+    const fanout::FanoutEngine* fanout = nullptr;  // the cursors this node runs (null: none)
+};
+
+// Consume, ack, stats and fan-out cursor routes for partitions owned here (uses the public
+// handlers' code).
+void register_internal_message_routes(Router& router, InternalMessageRouteContext context);
 
 }  // namespace narad::api

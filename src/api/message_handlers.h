@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "api/api.h"
+#include "api/message_routes.h"
 #include "api/params.h"
 
 namespace narad::api {
@@ -15,13 +15,14 @@ enum class Scope {
     local_only,   // this node's partitions only: another's is 421, nothing is forwarded
 };
 
-void handle_consume(ApiContext& context, net::HttpRequest request, const std::string& topic,
-                    Scope scope, net::Responder respond);
-void handle_ack(ApiContext& context, net::HttpRequest request, const std::string& topic,
-                Scope scope, net::Responder respond);
+void handle_consume(const MessageRouteContext& context, net::HttpRequest request,
+                    const std::string& topic, Scope scope, net::Responder respond);
+void handle_ack(const MessageRouteContext& context, net::HttpRequest request,
+                const std::string& topic, Scope scope, net::Responder respond);
 // The handles are in the body ({"receipt_handles":[...]}); `action` is the query's `extend`, or
 // nullopt to take it from the body (the node-to-node route and the `ack/batch` alias).
-void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::string& topic,
-                      Scope scope, net::Responder respond, std::optional<AckAction> action);
+void handle_ack_batch(const MessageRouteContext& context, net::HttpRequest request,
+                      const std::string& topic, Scope scope, net::Responder respond,
+                      std::optional<AckAction> action);
 
 }  // namespace narad::api

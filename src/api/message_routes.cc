@@ -1,16 +1,15 @@
 // The message routes: produce (single and batch), consume (queue, pinned, replay, batch) and ack
 // (single and batch). In a cluster, consume, replay and ack of a partition owned elsewhere go to
 // its owner (api/owner_routing.h); the same handlers serve the cluster port's local-only variants.
+#include "api/message_routes.h"
+
 #include <algorithm>
 #include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "api/access.h"
-#include "api/api.h"
 #include "api/body_encoding.h"
 #include "api/message_handlers.h"
-#include "api/owner_routing.h"
 #include "api/owner_turns.h"
 #include "api/params.h"
 #include "api/peer_json.h"
@@ -34,7 +33,7 @@ std::string_view raw_query(const net::HttpRequest& request) {
 
 // A draining node refuses client produce, so the client retries on another node; one it admits
 // is counted until answered (api/produce_gate.h).
-net::Responder admitted(ApiContext& context, net::Responder respond) {
+net::Responder admitted(const MessageRouteContext& context, net::Responder respond) {
     if (context.produce_gate == nullptr) return respond;
     if (!context.produce_gate->admit()) {
         net::HttpResponse refused = error_response(
@@ -51,7 +50,7 @@ net::Responder admitted(ApiContext& context, net::Responder respond) {
     };
 }
 
-void produce(ApiContext& context, net::HttpRequest request, const PathParams& params,
+void produce(const MessageRouteContext& context, net::HttpRequest request, const PathParams& params,
              net::Responder respond) {
     respond = admitted(context, std::move(respond));
     if (!respond) return;
@@ -80,8 +79,8 @@ void produce(ApiContext& context, net::HttpRequest request, const PathParams& pa
                             });
 }
 
-void produce_batch(ApiContext& context, net::HttpRequest request, const PathParams& params,
-                   net::Responder respond) {
+void produce_batch(const MessageRouteContext& context, net::HttpRequest request,
+                   const PathParams& params, net::Responder respond) {
     respond = admitted(context, std::move(respond));
     if (!respond) return;
     if (Status query = check_produce_batch_query(raw_query(request)); !query.is_ok()) {
@@ -115,7 +114,7 @@ void produce_batch(ApiContext& context, net::HttpRequest request, const PathPara
 // message always goes; those after the one that would cross it are handed back at once.
 constexpr size_t kMaxConsumeReplyBytes = 8 << 20;
 
-net::HttpResponse messages_response(ApiContext& context, const std::string& topic,
+net::HttpResponse messages_response(const MessageRouteContext& context, const std::string& topic,
                                     const std::vector<queue::Delivery>& messages, bool batch) {
     if (messages.empty()) return empty_response(204);
     std::string body;
@@ -148,8 +147,8 @@ net::HttpResponse messages_response(ApiContext& context, const std::string& topi
     return json_response(200, std::move(body));
 }
 
-void replay(ApiContext& context, const std::string& topic, const ConsumeParams& params,
-            net::Responder respond) {
+void replay(const MessageRouteContext& context, const std::string& topic,
+            const ConsumeParams& params, net::Responder respond) {
     // Reads by offset go where consume reads go (off the I/O threads).
     auto read_all = [&context, topic, params, respond]() mutable {
         std::vector<queue::Delivery> messages;
@@ -178,7 +177,7 @@ net::HttpResponse not_owner_response() {
 constexpr Millis kPollSlice{200};
 
 // A local consume, waited for on the calling (pool) thread.
-Result<std::vector<queue::Delivery>> consume_now(ApiContext& context,
+Result<std::vector<queue::Delivery>> consume_now(const MessageRouteContext& context,
                                                  queue::ConsumeRequest request) {
     Mutex mutex;
     CondVar cv;
@@ -198,10 +197,11 @@ Result<std::vector<queue::Delivery>> consume_now(ApiContext& context,
 // (this node first unless another owner's turn is due); it takes the first source that has
 // messages. When every source is empty it parks on the local partitions for at most kPollSlice,
 // then asks them all again, until `wait` is over.
-void scatter_consume(ApiContext& context, const std::string& topic, const ConsumeParams& params,
-                     std::vector<NodeId> owners, net::Responder respond) {
+void scatter_consume(const MessageRouteContext& context, const std::string& topic,
+                     const ConsumeParams& params, std::vector<NodeId> owners,
+                     net::Responder respond) {
     static OwnerTurns turns;
-    run_routed(context, std::move(respond), [&context, topic, params, owners] {
+    run_routed(context.routing, std::move(respond), [&context, topic, params, owners] {
         MonoTime deadline = context.clock.now() + params.wait;
         std::string target = internal_topic_target(topic, "/consume?wait=0");
         if (params.batch) target += "&max=" + std::to_string(params.max);
@@ -216,13 +216,14 @@ void scatter_consume(ApiContext& context, const std::string& topic, const Consum
             return messages_response(context, topic, *taken, params.batch);
         };
         auto remote = [&](const NodeId& owner) -> std::optional<net::HttpResponse> {
-            if (context.liveness != nullptr &&
+            if (context.routing.liveness != nullptr &&
                 context.store.snapshot()->is_dead(owner, context.clock.now(),
-                                                  context.liveness->dead_after())) {
+                                                  context.routing.liveness->dead_after())) {
                 return std::nullopt;
             }
             turns.asked(topic, owner, context.clock.now());
-            auto reply = context.peers->call(owner, "GET", target, "", "", context.peer_timeout);
+            auto reply = context.routing.peers->call(owner, "GET", target, "", "",
+                                                     context.routing.peer_timeout);
             // An unreachable owner must not stall the rest.
             if (!reply.is_ok() || (reply->status != 200 && reply->status != 404)) {
                 return std::nullopt;
@@ -249,11 +250,11 @@ void scatter_consume(ApiContext& context, const std::string& topic, const Consum
 }
 
 // Partitions of the topic owned by live peers (those a topic-wide consume must also ask).
-std::vector<NodeId> remote_owners(const ApiContext& context, const meta::MetaState& state,
+std::vector<NodeId> remote_owners(const MessageRouteContext& context, const meta::MetaState& state,
                                   const meta::Topic& topic) {
     std::vector<NodeId> owners;
     for (uint32_t p = 0; p < topic.partitions; ++p) {
-        PartitionOwner owner = locate(context, state, topic.name, PartitionId(p));
+        PartitionOwner owner = locate(context.routing, state, topic.name, PartitionId(p));
         if (owner.placement != Placement::remote) continue;
         if (std::find(owners.begin(), owners.end(), owner.node) == owners.end()) {
             owners.push_back(owner.node);
@@ -286,8 +287,8 @@ const AckMeaning& meaning(AckAction action) {
 }
 
 // One ack, extend or nack; ok or the response to send.
-Status settle_one(ApiContext& context, const std::string& topic, std::string_view handle_text,
-                  AckAction action, std::string_view reason = {}) {
+Status settle_one(const MessageRouteContext& context, const std::string& topic,
+                  std::string_view handle_text, AckAction action, std::string_view reason = {}) {
     auto handle = parse_receipt_handle(handle_text);
     if (!handle) return Status(Errc::invalid_argument, "receipt handle is malformed");
     return context.consume.settle(topic, handle->partition, handle->offset, handle->lease_id,
@@ -300,8 +301,8 @@ struct HandleResult {
     std::string error;
 };
 
-HandleResult settle_result(ApiContext& context, const std::string& topic, std::string_view handle,
-                           AckAction action) {
+HandleResult settle_result(const MessageRouteContext& context, const std::string& topic,
+                           std::string_view handle, AckAction action) {
     Status status = settle_one(context, topic, handle, action);
     if (status.is_ok()) return {};
     net::HttpResponse error = domain_error_response(status, meaning(action).operation);
@@ -327,14 +328,15 @@ net::HttpResponse batch_ack_response(const std::vector<std::string>& handles,
 }
 
 // Sends `indexes` of the batch to their owner and fills their results from its answer.
-void settle_remote(ApiContext& context, const std::string& topic, const NodeId& owner,
-                   const std::vector<std::string>& handles, const std::vector<size_t>& indexes,
-                   const std::string& extend, std::vector<HandleResult>& results) {
+void settle_remote(const MessageRouteContext& context, const std::string& topic,
+                   const NodeId& owner, const std::vector<std::string>& handles,
+                   const std::vector<size_t>& indexes, const std::string& extend,
+                   std::vector<HandleResult>& results) {
     nlohmann::json request = {{"receipt_handles", nlohmann::json::array()}, {"extend", extend}};
     for (size_t i : indexes) request["receipt_handles"].push_back(handles[i]);
     net::HttpResponse answer =
-        forward_to_owner(context, owner, "POST", internal_topic_target(topic, "/ack/batch"),
-                         request.dump(), context.peer_timeout);
+        forward_to_owner(context.routing, owner, "POST", internal_topic_target(topic, "/ack/batch"),
+                         request.dump(), context.routing.peer_timeout);
     auto fail_all = [&](int status, const std::string& message) {
         for (size_t i : indexes) results[i] = {status, message};
     };
@@ -371,8 +373,8 @@ void settle_remote(ApiContext& context, const std::string& topic, const NodeId& 
 
 }  // namespace
 
-void handle_consume(ApiContext& context, net::HttpRequest request, const std::string& topic,
-                    Scope scope, net::Responder respond) {
+void handle_consume(const MessageRouteContext& context, net::HttpRequest request,
+                    const std::string& topic, Scope scope, net::Responder respond) {
     auto parsed = parse_consume_params(
         [&](std::string_view name) { return request.query_param(name); }, context.max_consume_wait);
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
@@ -398,7 +400,8 @@ void handle_consume(ApiContext& context, net::HttpRequest request, const std::st
         }
     }
     if (parsed->partition && record != nullptr) {
-        PartitionOwner owner = locate(context, *snapshot, topic, PartitionId(*parsed->partition));
+        PartitionOwner owner =
+            locate(context.routing, *snapshot, topic, PartitionId(*parsed->partition));
         if (owner.placement != Placement::local) {
             if (scope == Scope::local_only) return respond(not_owner_response());
             if (owner.placement == Placement::dead) {
@@ -406,16 +409,17 @@ void handle_consume(ApiContext& context, net::HttpRequest request, const std::st
             }
             std::string target =
                 internal_topic_target(topic, "/consume?" + std::string(raw_query(request)));
-            Millis timeout = parsed->wait + context.peer_timeout;
-            return run_routed(
-                context, std::move(respond), [&context, node = owner.node, target, timeout] {
-                    return forward_to_owner(context, node, "GET", target, "", timeout);
-                });
+            Millis timeout = parsed->wait + context.routing.peer_timeout;
+            return run_routed(context.routing, std::move(respond),
+                              [&context, node = owner.node, target, timeout] {
+                                  return forward_to_owner(context.routing, node, "GET", target, "",
+                                                          timeout);
+                              });
         }
     }
     if (parsed->offset) return replay(context, topic, *parsed, std::move(respond));
     if (!parsed->partition && record != nullptr && scope == Scope::public_port &&
-        context.peers != nullptr) {
+        context.routing.peers != nullptr) {
         std::vector<NodeId> owners = remote_owners(context, *snapshot, *record);
         if (!owners.empty()) {
             return scatter_consume(context, topic, *parsed, std::move(owners), std::move(respond));
@@ -437,8 +441,8 @@ void handle_consume(ApiContext& context, net::HttpRequest request, const std::st
         });
 }
 
-void handle_ack(ApiContext& context, net::HttpRequest request, const std::string& topic,
-                Scope scope, net::Responder respond) {
+void handle_ack(const MessageRouteContext& context, net::HttpRequest request,
+                const std::string& topic, Scope scope, net::Responder respond) {
     // Narad 3.1's batch ack: the same route, no receipt_handle parameter, the handles in the body
     // and `extend` still a query parameter.
     if (scope == Scope::public_port && !request.body.empty() &&
@@ -452,7 +456,7 @@ void handle_ack(ApiContext& context, net::HttpRequest request, const std::string
     if (!parsed.is_ok()) return respond(error_response(parsed.status()));
     if (auto handle = parse_receipt_handle(parsed->receipt_handle)) {
         meta::MetaSnapshot snapshot = context.store.snapshot();
-        PartitionOwner owner = locate(context, *snapshot, topic, handle->partition);
+        PartitionOwner owner = locate(context.routing, *snapshot, topic, handle->partition);
         if (owner.placement != Placement::local) {
             if (scope == Scope::local_only) return respond(not_owner_response());
             if (owner.placement == Placement::dead) {
@@ -460,9 +464,11 @@ void handle_ack(ApiContext& context, net::HttpRequest request, const std::string
             }
             std::string target =
                 internal_topic_target(topic, "/ack?" + std::string(raw_query(request)));
-            return run_routed(context, std::move(respond), [&context, node = owner.node, target] {
-                return forward_to_owner(context, node, "POST", target, "", context.peer_timeout);
-            });
+            return run_routed(context.routing, std::move(respond),
+                              [&context, node = owner.node, target] {
+                                  return forward_to_owner(context.routing, node, "POST", target, "",
+                                                          context.routing.peer_timeout);
+                              });
         }
     }
     Status status =
@@ -473,8 +479,9 @@ void handle_ack(ApiContext& context, net::HttpRequest request, const std::string
     respond(empty_response(204));
 }
 
-void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::string& topic,
-                      Scope scope, net::Responder respond, std::optional<AckAction> query_action) {
+void handle_ack_batch(const MessageRouteContext& context, net::HttpRequest request,
+                      const std::string& topic, Scope scope, net::Responder respond,
+                      std::optional<AckAction> query_action) {
     auto decoded = decode_ack_batch(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     Result<AckAction> action =
@@ -492,7 +499,7 @@ void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::
     for (size_t i = 0; i < handles.size(); ++i) {
         auto handle = parse_receipt_handle(handles[i]);
         if (!handle) continue;
-        PartitionOwner owner = locate(context, *snapshot, topic, handle->partition);
+        PartitionOwner owner = locate(context.routing, *snapshot, topic, handle->partition);
         if (owner.placement == Placement::local) continue;
         decided[i] = true;
         if (scope == Scope::local_only) {
@@ -516,7 +523,7 @@ void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::
         settle_local(handles, results, decided);
         return respond(batch_ack_response(handles, results));
     }
-    run_routed(context, std::move(respond),
+    run_routed(context.routing, std::move(respond),
                [&context, topic, extend = decoded->extend,
                 handles = std::move(decoded->receipt_handles), results = std::move(results),
                 decided = std::move(decided), remote = std::move(remote), settle_local]() mutable {
@@ -530,19 +537,19 @@ void handle_ack_batch(ApiContext& context, net::HttpRequest request, const std::
 
 namespace {
 
-void consume(ApiContext& context, net::HttpRequest request, const PathParams& path,
+void consume(const MessageRouteContext& context, net::HttpRequest request, const PathParams& path,
              net::Responder respond) {
     handle_consume(context, std::move(request), path.get("topic"), Scope::public_port,
                    std::move(respond));
 }
 
-void ack(ApiContext& context, net::HttpRequest request, const PathParams& path,
+void ack(const MessageRouteContext& context, net::HttpRequest request, const PathParams& path,
          net::Responder respond) {
     handle_ack(context, std::move(request), path.get("topic"), Scope::public_port,
                std::move(respond));
 }
 
-void ack_batch(ApiContext& context, net::HttpRequest request, const PathParams& path,
+void ack_batch(const MessageRouteContext& context, net::HttpRequest request, const PathParams& path,
                net::Responder respond) {
     handle_ack_batch(context, std::move(request), path.get("topic"), Scope::public_port,
                      std::move(respond), std::nullopt);
@@ -550,16 +557,14 @@ void ack_batch(ApiContext& context, net::HttpRequest request, const PathParams& 
 
 }  // namespace
 
-void register_message_routes(Router& router, ApiContext& context) {
-    ApiContext* c = &context;
+void register_message_routes(Router& router, MessageRouteContext context) {
+    auto c = std::make_shared<const MessageRouteContext>(std::move(context));
     using meta::Action;
-    using Handler = void (*)(ApiContext&, net::HttpRequest, const PathParams&, net::Responder);
     // Each route behind the grant it needs on its topic.
+    using Handler =
+        void (*)(const MessageRouteContext&, net::HttpRequest, const PathParams&, net::Responder);
     auto guarded = [c](Action action, Handler handler) {
-        return needs_grant(c, action,
-                           [c, handler](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                               handler(*c, std::move(r), p, std::move(d));
-                           });
+        return needs_grant(c->access, action, bind_route(c, handler));
     };
     router.add("POST", "/v1/topics/{topic}/produce", guarded(Action::produce, produce));
     router.add("POST", "/v1/topics/{topic}/produce/batch", guarded(Action::produce, produce_batch),

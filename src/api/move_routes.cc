@@ -183,11 +183,11 @@ std::optional<PartitionId> partition_param(const PathParams& params) {
     return value ? std::optional<PartitionId>(PartitionId(*value)) : std::nullopt;
 }
 
-std::string_view side_status(const ApiContext& context, const meta::MetaState& state,
+std::string_view side_status(const PublicMoveRouteContext& context, const meta::MetaState& state,
                              const NodeId& node) {
     const meta::MemberInfo* member = state.find_member(node);
     if (member == nullptr) return "not_a_member";
-    if (state.is_dead(node, context.clock.now(), context.cluster.dead_after)) return "dead";
+    if (state.is_dead(node, context.clock.now(), context.dead_after)) return "dead";
     return member->draining ? "draining" : "alive";
 }
 
@@ -200,7 +200,7 @@ std::string_view blocked_reason(std::string_view from_status, std::string_view t
 }
 
 // One move as GET /v1/cluster/moves lists it.
-json move_json(const ApiContext& context, const meta::MetaState& state,
+json move_json(const PublicMoveRouteContext& context, const meta::MetaState& state,
                const meta::PartitionKey& key, const meta::Assignment& assignment) {
     std::string_view from = side_status(context, state, assignment.owner);
     std::string_view to = side_status(context, state, assignment.target);
@@ -327,7 +327,7 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
 
 namespace {
 
-void list_moves(ApiContext* c, move::MoveRunner* runner, const net::HttpRequest& r,
+void list_moves(const PublicMoveRouteContext* c, net::HttpRequest r, const PathParams&,
                 net::Responder d) {
     auto detail_param = bool_param("detail", r.query_param("detail"));
     if (!detail_param.is_ok()) {
@@ -341,7 +341,7 @@ void list_moves(ApiContext* c, move::MoveRunner* runner, const net::HttpRequest&
         moves.push_back(move_json(*c, *state, key, assignment));
     }
     if (!detail) return d(json_response(200, json{{"moves", moves}}.dump() + "\n"));
-    run_routed(*c, std::move(d), [c, runner, state, moves]() mutable {
+    run_routed(c->routing, std::move(d), [c, state, moves]() mutable {
         // The destinations' own reports, one call per destination.
         std::map<std::pair<std::string, uint32_t>, json> reports;
         std::map<std::string, std::string> unreported;  // destination -> why
@@ -350,16 +350,16 @@ void list_moves(ApiContext* c, move::MoveRunner* runner, const net::HttpRequest&
             std::string to = move["to"];
             if (!asked.insert(to).second) continue;
             json body = json::array();
-            if (to == c->node_id.value()) {
-                if (runner != nullptr) {
-                    for (const auto& p : runner->progress()) body.push_back(progress_json(p));
+            if (to == c->routing.self.value()) {
+                if (c->runner != nullptr) {
+                    for (const auto& p : c->runner->progress()) body.push_back(progress_json(p));
                 }
             } else if (state->find_member(NodeId(to)) == nullptr) {
                 unreported[to] = "the target is not a member";
                 continue;
-            } else if (c->peers != nullptr) {
-                auto reply =
-                    c->peers->call(NodeId(to), "GET", "/internal/v1/moves", "", "", kDetailTimeout);
+            } else if (c->routing.peers != nullptr) {
+                auto reply = c->routing.peers->call(NodeId(to), "GET", "/internal/v1/moves", "", "",
+                                                    kDetailTimeout);
                 if (!reply.is_ok() || reply->status != 200) {
                     unreported[to] = reply.is_ok() ? "answered " + std::to_string(reply->status)
                                                    : reply.status().to_string();
@@ -409,8 +409,9 @@ void list_moves(ApiContext* c, move::MoveRunner* runner, const net::HttpRequest&
 
 // POST /v1/cluster/moves/{topic}/{partition}/abort, on the controller: the compare-and-set that
 // clears the target, then the answer read back linearizably (docs/moves.md, "Aborting a move").
-net::HttpResponse abort_move(ApiContext* c, const std::string& topic, PartitionId partition,
-                             std::optional<std::string> expected_target, const std::string& actor) {
+net::HttpResponse abort_move(const PublicMoveRouteContext* c, const std::string& topic,
+                             PartitionId partition, std::optional<std::string> expected_target,
+                             const std::string& actor) {
     meta::PartitionKey key{topic, partition};
     std::string name = topic + "/" + std::to_string(partition.value());
     auto read = c->store.read_assignment(key);
@@ -487,7 +488,8 @@ net::HttpResponse abort_move(ApiContext* c, const std::string& topic, PartitionI
     return json_response(202, json{{"move", move}, {"note", note}}.dump() + "\n");
 }
 
-void abort_route(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
+void abort_route(const PublicMoveRouteContext* c, net::HttpRequest r, const PathParams& p,
+                 net::Responder d) {
     auto partition = partition_param(p);
     if (!partition) {
         return d(
@@ -506,20 +508,15 @@ constexpr const char* kAbortPath = "/v1/cluster/moves/{topic}/{partition}/abort"
 
 }  // namespace
 
-void register_public_move_routes(Router& router, ApiContext& context, move::MoveRunner* runner) {
-    ApiContext* c = &context;
-    router.add("GET", "/v1/cluster/moves",
-               [c, runner](net::HttpRequest r, const PathParams&, net::Responder d) {
-                   list_moves(c, runner, r, std::move(d));
-               });
-    using namespace std::placeholders;
-    router.add("POST", kAbortPath, controller_only(c, std::bind(abort_route, c, _1, _2, _3)));
+void register_public_move_routes(Router& router, PublicMoveRouteContext context) {
+    auto c = std::make_shared<const PublicMoveRouteContext>(std::move(context));
+    router.add("GET", "/v1/cluster/moves", bind_route(c, list_moves));
+    router.add("POST", kAbortPath, controller_only(c->controller, bind_route(c, abort_route)));
 }
 
-void register_controller_move_routes(Router& internal, ApiContext& context) {
-    ApiContext* c = &context;
-    using namespace std::placeholders;
-    add_controller_route(internal, c, "POST", kAbortPath, std::bind(abort_route, c, _1, _2, _3));
+void register_controller_move_routes(Router& internal, PublicMoveRouteContext context) {
+    auto c = std::make_shared<const PublicMoveRouteContext>(std::move(context));
+    add_controller_route(internal, c->controller, "POST", kAbortPath, bind_route(c, abort_route));
 }
 
 std::string worker_reports_json(const move::MoveRunner& runner, const NodeId& self) {

@@ -22,7 +22,9 @@
 
 #include <algorithm>
 
-#include "api/api.h"
+#include "api/audit_log.h"
+#include "api/controller_forward.h"
+#include "api/owner_routing.h"
 #include "api/router.h"
 #include "base/thread_pool.h"
 #include "move/handoff.h"
@@ -38,11 +40,23 @@ struct MoveRouteContext {
 };
 
 void register_internal_move_routes(Router& router, MoveRouteContext& context);
+
+struct PublicMoveRouteContext {
+    Clock& clock;
+    meta::MetaStore& store;
+    Millis dead_after{30'000};                 // a side not heard from this long is dead
+    const move::MoveRunner* runner = nullptr;  // this node's own workers (null: none)
+    ThreadPool& blocking;                      // the abort's metastore calls
+    AuditLog* audit = nullptr;                 // null: aborts are not recorded
+    OwnerRouting routing;                      // the destinations' reports (?detail=true)
+    ControllerForward controller;
+};
+
 // GET /v1/cluster/moves and POST /v1/cluster/moves/{topic}/{partition}/abort (forwarded to the
-// controller); `runner` reports this node's own workers (null: none).
-void register_public_move_routes(Router& router, ApiContext& context, move::MoveRunner* runner);
+// controller).
+void register_public_move_routes(Router& router, PublicMoveRouteContext context);
 // The controller's side of the abort, on the cluster port.
-void register_controller_move_routes(Router& internal, ApiContext& context);
+void register_controller_move_routes(Router& internal, PublicMoveRouteContext context);
 // This node's move workers as Narad's `worker` objects: a JSON array's text.
 std::string worker_reports_json(const move::MoveRunner& runner, const NodeId& self);
 

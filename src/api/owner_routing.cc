@@ -5,13 +5,13 @@
 
 namespace narad::api {
 
-PartitionOwner locate(const ApiContext& context, const meta::MetaState& state,
+PartitionOwner locate(const OwnerRouting& routing, const meta::MetaState& state,
                       std::string_view topic, PartitionId partition) {
     // A metastore without members is a single node's: everything is local there.
-    if (context.peers == nullptr || state.members.empty()) return {};
+    if (routing.peers == nullptr || state.members.empty()) return {};
     const meta::Assignment* assignment = state.find_assignment(topic, partition);
-    if (assignment == nullptr || assignment->owner == context.node_id) return {};
-    if (context.liveness != nullptr && context.liveness->dead_owner(state, topic, partition)) {
+    if (assignment == nullptr || assignment->owner == routing.self) return {};
+    if (routing.liveness != nullptr && routing.liveness->dead_owner(state, topic, partition)) {
         return {Placement::dead, assignment->owner};
     }
     return {Placement::remote, assignment->owner};
@@ -29,16 +29,15 @@ std::string internal_topic_target(std::string_view topic, std::string_view suffi
     return "/internal/v1/topics/" + net::url_encode(topic) + std::string(suffix);
 }
 
-void run_routed(ApiContext& context, net::Responder respond,
+void run_routed(const OwnerRouting& routing, net::Responder respond,
                 std::function<net::HttpResponse()> work) {
-    ThreadPool& pool = context.routing != nullptr ? *context.routing : context.blocking;
-    answer_on_pool(pool, std::move(respond), std::move(work));
+    answer_on_pool(routing.pool, std::move(respond), std::move(work));
 }
 
-net::HttpResponse forward_to_owner(ApiContext& context, const NodeId& owner,
+net::HttpResponse forward_to_owner(const OwnerRouting& routing, const NodeId& owner,
                                    std::string_view method, const std::string& target,
                                    std::string_view body, Millis timeout, std::string_view role) {
-    auto reply = context.peers->call(owner, method, target, body, "application/json", timeout);
+    auto reply = routing.peers->call(owner, method, target, body, "application/json", timeout);
     if (!reply.is_ok()) {
         NARAD_LOG_WARN("forwarding {} {} to node {} failed: {}", method, target, owner.value(),
                        reply.status().to_string());

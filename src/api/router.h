@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,28 @@ struct PathParams {
 
 using RouteHandler =
     std::function<void(net::HttpRequest request, const PathParams& params, net::Responder respond)>;
+
+// A route group's handler, handler(context, request, params, respond), as a RouteHandler: the
+// route holds the group's context (the services it uses) for as long as it is registered, so a
+// handler may hand the context's address to work it queues.
+template <typename Context>
+RouteHandler bind_route(std::shared_ptr<const Context> context,
+                        void (*handler)(const Context*, net::HttpRequest, const PathParams&,
+                                        net::Responder)) {
+    return [context = std::move(context), handler](net::HttpRequest r, const PathParams& p,
+                                                   net::Responder d) {
+        handler(context.get(), std::move(r), p, std::move(d));
+    };
+}
+template <typename Context>
+RouteHandler bind_route(std::shared_ptr<const Context> context,
+                        void (*handler)(const Context&, net::HttpRequest, const PathParams&,
+                                        net::Responder)) {
+    return [context = std::move(context), handler](net::HttpRequest r, const PathParams& p,
+                                                   net::Responder d) {
+        handler(*context, std::move(r), p, std::move(d));
+    };
+}
 
 // The public port's guard against cross-site requests, as Narad's: unless a request carries a
 // non-empty X-Narad-Client header (which a page on another origin cannot set without the browser

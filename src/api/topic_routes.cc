@@ -1,16 +1,13 @@
 // The topic routes: create, list, get (with partition stats), PATCH, DELETE, and the fan-out
 // children routes.
+#include "api/topic_routes.h"
+
 #include <charconv>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "api/access.h"
-#include "api/api.h"
-#include "api/controller_forward.h"
-#include "api/move_routes.h"
-#include "api/owner_routing.h"
 #include "api/peer_json.h"
 #include "api/request_json.h"
 #include "api/respond.h"
@@ -47,10 +44,12 @@ void fill_stats_from(const nlohmann::json& partitions, const NodeId& owner,
 // Asks `owner` for the stats of the partitions it owns and fills those of `views` it returns.
 // Until then its entries are placeholders marked "unknown"; an owner that does not answer marks
 // them "unreachable" (the topic answer still comes, `partial`, as Narad 3.1).
-void fill_remote_stats(ApiContext& context, const NodeId& owner, const std::string& topic,
-                       std::vector<PartitionStatsView>& views, uint32_t first) {
-    net::HttpResponse answer = forward_to_owner(
-        context, owner, "GET", internal_topic_target(topic, "/stats"), "", context.peer_timeout);
+void fill_remote_stats(const TopicRouteContext& context, const NodeId& owner,
+                       const std::string& topic, std::vector<PartitionStatsView>& views,
+                       uint32_t first) {
+    net::HttpResponse answer =
+        forward_to_owner(context.routing, owner, "GET", internal_topic_target(topic, "/stats"), "",
+                         context.routing.peer_timeout);
     if (answer.status != 200) {
         for (PartitionStatsView& view : views) {
             if (view.owner_node == owner.value()) view.owner_liveness = "unreachable";
@@ -76,10 +75,11 @@ bool dead_letters_allowed(const auth::Principal& caller, const std::string& dead
     return dead_letter_topic.empty() || caller.allowed(meta::Action::produce, dead_letter_topic);
 }
 
-void create_topic(ApiContext& context, net::HttpRequest request, net::Responder respond) {
+void create_topic(const TopicRouteContext& context, net::HttpRequest request,
+                  net::Responder respond) {
     auto decoded = decode_create_topic(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
-    auth::Principal caller = caller_of(context, request);
+    auth::Principal caller = caller_of(context.access, request);
     if (!caller.allowed(meta::Action::create, decoded->name)) {
         return respond(error_response(Errc::forbidden, "create not allowed on this topic"));
     }
@@ -110,7 +110,8 @@ void create_topic(ApiContext& context, net::HttpRequest request, net::Responder 
         });
 }
 
-void list_topics(ApiContext& context, net::HttpRequest request, net::Responder respond) {
+void list_topics(const TopicRouteContext& context, net::HttpRequest request,
+                 net::Responder respond) {
     size_t limit = 100;
     if (auto value = request.query_param("limit"); value && !value->empty()) {
         int64_t parsed = 0;
@@ -127,7 +128,7 @@ void list_topics(ApiContext& context, net::HttpRequest request, net::Responder r
     std::string topics = "[";
     std::string last;
     size_t count = 0;
-    auth::Principal caller = caller_of(context, request);
+    auth::Principal caller = caller_of(context.access, request);
     bool first = true;
     // The page is cut first, then filtered (as Narad): a page may be short, or empty with a
     // next_page_token, when the caller cannot read some of its topics.
@@ -147,7 +148,7 @@ void list_topics(ApiContext& context, net::HttpRequest request, net::Responder r
     respond(json_response(200, std::move(body)));
 }
 
-void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& params,
+void get_topic(const TopicRouteContext& context, net::HttpRequest request, const PathParams& params,
                net::Responder respond) {
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* topic = snapshot->find_topic(params.get("topic"));
@@ -165,7 +166,7 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
         end = first + 1;
     }
     meta::Topic copy = *topic;
-    run_routed(context, std::move(respond), [&context, copy, snapshot, first, end] {
+    run_routed(context.routing, std::move(respond), [&context, copy, snapshot, first, end] {
         std::vector<PartitionStatsView> stats;
         std::map<NodeId, bool> remote;  // live owners elsewhere whose partitions are listed
         for (uint32_t p = first; p < end; ++p) {
@@ -173,14 +174,14 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
             view.index = p;
             const meta::Assignment* assignment =
                 snapshot->find_assignment(copy.name, PartitionId(p));
-            view.owner_node = assignment ? assignment->owner.value() : context.node_id.value();
+            view.owner_node = assignment ? assignment->owner.value() : context.routing.self.value();
             if (assignment == nullptr && !snapshot->members.empty()) {
                 view.owner_node.clear();
                 view.owner_liveness = "unassigned";
                 stats.push_back(std::move(view));
                 continue;
             }
-            PartitionOwner owner = locate(context, *snapshot, copy.name, PartitionId(p));
+            PartitionOwner owner = locate(context.routing, *snapshot, copy.name, PartitionId(p));
             if (owner.placement != Placement::local) {
                 if (owner.placement == Placement::remote) remote[owner.node] = true;
                 view.owner_liveness = owner.placement == Placement::dead ? "dead" : "unknown";
@@ -202,14 +203,14 @@ void get_topic(ApiContext& context, net::HttpRequest request, const PathParams& 
     });
 }
 
-void update_topic(ApiContext& context, net::HttpRequest request, const PathParams& params,
-                  net::Responder respond) {
+void update_topic(const TopicRouteContext& context, net::HttpRequest request,
+                  const PathParams& params, net::Responder respond) {
     auto decoded = decode_update_topic(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     Status shape = meta::TopicFrontend::validate_update(*decoded);
     if (!shape.is_ok()) return respond(error_response(shape));
     if (decoded->dead_letter_topic &&
-        !dead_letters_allowed(caller_of(context, request), *decoded->dead_letter_topic)) {
+        !dead_letters_allowed(caller_of(context.access, request), *decoded->dead_letter_topic)) {
         return respond(error_response(Errc::forbidden, kDeadLetterForbidden));
     }
     answer_on_pool(context.blocking, std::move(respond),
@@ -223,7 +224,8 @@ void update_topic(ApiContext& context, net::HttpRequest request, const PathParam
                    });
 }
 
-void delete_topic(ApiContext& context, const PathParams& params, net::Responder respond) {
+void delete_topic(const TopicRouteContext& context, const PathParams& params,
+                  net::Responder respond) {
     answer_on_pool(context.blocking, std::move(respond), [&context, name = params.get("topic")] {
         Status removed = context.topics.remove(name);
         if (!removed.is_ok()) return domain_error_response(removed, "delete topic");
@@ -234,7 +236,8 @@ void delete_topic(ApiContext& context, const PathParams& params, net::Responder 
     });
 }
 
-void get_schema(ApiContext& context, const PathParams& params, net::Responder respond) {
+void get_schema(const TopicRouteContext& context, const PathParams& params,
+                net::Responder respond) {
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* topic = snapshot->find_topic(params.get("topic"));
     if (topic == nullptr) return respond(error_response(Errc::not_found, "topic not found"));
@@ -243,11 +246,12 @@ void get_schema(ApiContext& context, const PathParams& params, net::Responder re
 
 // Adds `owner`'s cursor positions of `parent` (its internal fanout route) to `cursors`, only for
 // the partitions it owns (`owned`); an answer out of shape adds nothing.
-void collect_remote_cursors(ApiContext& context, const NodeId& owner, const std::string& parent,
-                            const std::set<uint32_t>& owned,
+void collect_remote_cursors(const TopicRouteContext& context, const NodeId& owner,
+                            const std::string& parent, const std::set<uint32_t>& owned,
                             std::vector<fanout::CursorStat>& cursors) {
-    net::HttpResponse answer = forward_to_owner(
-        context, owner, "GET", internal_topic_target(parent, "/fanout"), "", context.peer_timeout);
+    net::HttpResponse answer =
+        forward_to_owner(context.routing, owner, "GET", internal_topic_target(parent, "/fanout"),
+                         "", context.routing.peer_timeout);
     if (answer.status != 200) return;
     auto parsed = parse_peer_reply(answer.body);
     if (!parsed.is_object() || !parsed.contains("cursors") || !parsed["cursors"].is_array()) {
@@ -281,17 +285,18 @@ void collect_remote_cursors(ApiContext& context, const NodeId& owner, const std:
 // summed over the parent's partitions); lag_complete is false while some partition's cursor has
 // not reported (its owner unreachable, or the cursor not anchored yet), so the lag is a lower
 // bound.
-void list_children(ApiContext& context, const PathParams& params, net::Responder respond) {
+void list_children(const TopicRouteContext& context, const PathParams& params,
+                   net::Responder respond) {
     meta::MetaSnapshot snapshot = context.store.snapshot();
     const meta::Topic* topic = snapshot->find_topic(params.get("topic"));
     if (topic == nullptr) return respond(error_response(Errc::not_found, "topic not found"));
     meta::Topic parent = *topic;
-    run_routed(context, std::move(respond), [&context, parent, snapshot] {
+    run_routed(context.routing, std::move(respond), [&context, parent, snapshot] {
         std::vector<fanout::CursorStat> cursors;
         if (context.fanout != nullptr) cursors = context.fanout->cursor_stats(parent.name);
         std::map<NodeId, std::set<uint32_t>> remote;  // owner -> its partitions
         for (uint32_t p = 0; p < parent.partitions; ++p) {
-            PartitionOwner owner = locate(context, *snapshot, parent.name, PartitionId(p));
+            PartitionOwner owner = locate(context.routing, *snapshot, parent.name, PartitionId(p));
             if (owner.placement == Placement::remote) remote[owner.node].insert(p);
         }
         for (const auto& [owner, owned] : remote) {
@@ -323,8 +328,8 @@ void list_children(ApiContext& context, const PathParams& params, net::Responder
     });
 }
 
-void attach_child(ApiContext& context, net::HttpRequest request, const PathParams& params,
-                  net::Responder respond) {
+void attach_child(const TopicRouteContext& context, net::HttpRequest request,
+                  const PathParams& params, net::Responder respond) {
     auto decoded = decode_attach_child(request.body);
     if (!decoded.is_ok()) return respond(error_response(decoded.status()));
     answer_on_pool(context.blocking, std::move(respond),
@@ -339,7 +344,8 @@ void attach_child(ApiContext& context, net::HttpRequest request, const PathParam
                    });
 }
 
-void detach_child(ApiContext& context, const PathParams& params, net::Responder respond) {
+void detach_child(const TopicRouteContext& context, const PathParams& params,
+                  net::Responder respond) {
     answer_on_pool(context.blocking, std::move(respond),
                    [&context, parent = params.get("topic"), child = params.get("child")] {
                        Status detached = context.topics.detach(parent, child);
@@ -351,73 +357,73 @@ void detach_child(ApiContext& context, const PathParams& params, net::Responder 
                    });
 }
 
-void attach_route(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
-    attach_child(*c, std::move(r), p, std::move(d));
+void detach_route(const TopicRouteContext& c, net::HttpRequest, const PathParams& p,
+                  net::Responder d) {
+    detach_child(c, p, std::move(d));
 }
 
-void detach_route(ApiContext* c, net::HttpRequest, const PathParams& p, net::Responder d) {
-    detach_child(*c, p, std::move(d));
+void create_route(const TopicRouteContext& c, net::HttpRequest r, const PathParams&,
+                  net::Responder d) {
+    create_topic(c, std::move(r), std::move(d));
 }
 
-void create_route(ApiContext* c, net::HttpRequest r, const PathParams&, net::Responder d) {
-    create_topic(*c, std::move(r), std::move(d));
+void delete_route(const TopicRouteContext& c, net::HttpRequest, const PathParams& p,
+                  net::Responder d) {
+    delete_topic(c, p, std::move(d));
 }
 
-void update_route(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
-    update_topic(*c, std::move(r), p, std::move(d));
+void list_route(const TopicRouteContext& c, net::HttpRequest r, const PathParams&,
+                net::Responder d) {
+    list_topics(c, std::move(r), std::move(d));
 }
 
-void delete_route(ApiContext* c, net::HttpRequest, const PathParams& p, net::Responder d) {
-    delete_topic(*c, p, std::move(d));
+void schema_route(const TopicRouteContext& c, net::HttpRequest, const PathParams& p,
+                  net::Responder d) {
+    get_schema(c, p, std::move(d));
+}
+
+void children_route(const TopicRouteContext& c, net::HttpRequest, const PathParams& p,
+                    net::Responder d) {
+    list_children(c, p, std::move(d));
 }
 
 }  // namespace
 
-void register_controller_routes(Router& internal, ApiContext& context) {
-    ApiContext* c = &context;
-    using namespace std::placeholders;
-    add_controller_route(internal, c, "POST", "/v1/topics", std::bind(create_route, c, _1, _2, _3));
+void register_controller_topic_routes(Router& internal, TopicRouteContext context) {
+    auto c = std::make_shared<const TopicRouteContext>(std::move(context));
+    const ControllerForward& controller = c->controller;
+    const AccessContext& access = c->access;
+    add_controller_route(internal, controller, "POST", "/v1/topics", bind_route(c, create_route));
     // The controller checks ownership again, on its own view: the forwarding node's replica may
     // not have the topic yet (its check then passes).
-    add_controller_route(internal, c, "PATCH", "/v1/topics/{topic}",
-                         needs_manage(c, std::bind(update_route, c, _1, _2, _3)));
-    add_controller_route(internal, c, "DELETE", "/v1/topics/{topic}",
-                         needs_manage(c, std::bind(delete_route, c, _1, _2, _3)));
-    add_controller_route(internal, c, "POST", "/v1/topics/{topic}/children",
-                         needs_manage(c, std::bind(attach_route, c, _1, _2, _3)));
-    add_controller_route(internal, c, "DELETE", "/v1/topics/{topic}/children/{child}",
-                         needs_manage(c, std::bind(detach_route, c, _1, _2, _3)));
-    register_controller_move_routes(internal, context);
-    register_controller_decommission_routes(internal, context);
+    add_controller_route(internal, controller, "PATCH", "/v1/topics/{topic}",
+                         needs_manage(access, bind_route(c, update_topic)));
+    add_controller_route(internal, controller, "DELETE", "/v1/topics/{topic}",
+                         needs_manage(access, bind_route(c, delete_route)));
+    add_controller_route(internal, controller, "POST", "/v1/topics/{topic}/children",
+                         needs_manage(access, bind_route(c, attach_child)));
+    add_controller_route(internal, controller, "DELETE", "/v1/topics/{topic}/children/{child}",
+                         needs_manage(access, bind_route(c, detach_route)));
 }
 
-void register_topic_routes(Router& router, ApiContext& context) {
-    ApiContext* c = &context;
-    using namespace std::placeholders;
-    router.add("POST", "/v1/topics", controller_only(c, std::bind(create_route, c, _1, _2, _3)));
-    router.add("GET", "/v1/topics", [c](net::HttpRequest r, const PathParams&, net::Responder d) {
-        list_topics(*c, std::move(r), std::move(d));
-    });
-    router.add("GET", "/v1/topics/{topic}",
-               needs_read(c, [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
-                   get_topic(*c, std::move(r), p, std::move(d));
-               }));
+void register_topic_routes(Router& router, TopicRouteContext context) {
+    auto c = std::make_shared<const TopicRouteContext>(std::move(context));
+    const ControllerForward& controller = c->controller;
+    const AccessContext& access = c->access;
+    router.add("POST", "/v1/topics", controller_only(controller, bind_route(c, create_route)));
+    router.add("GET", "/v1/topics", bind_route(c, list_route));
+    router.add("GET", "/v1/topics/{topic}", needs_read(access, bind_route(c, get_topic)));
     router.add("PATCH", "/v1/topics/{topic}",
-               needs_manage(c, controller_only(c, std::bind(update_route, c, _1, _2, _3))));
+               needs_manage(access, controller_only(controller, bind_route(c, update_topic))));
     router.add("DELETE", "/v1/topics/{topic}",
-               needs_manage(c, controller_only(c, std::bind(delete_route, c, _1, _2, _3))));
-    router.add("GET", "/v1/topics/{topic}/schema",
-               needs_read(c, [c](net::HttpRequest, const PathParams& p, net::Responder d) {
-                   get_schema(*c, p, std::move(d));
-               }));
+               needs_manage(access, controller_only(controller, bind_route(c, delete_route))));
+    router.add("GET", "/v1/topics/{topic}/schema", needs_read(access, bind_route(c, schema_route)));
     router.add("GET", "/v1/topics/{topic}/children",
-               needs_read(c, [c](net::HttpRequest, const PathParams& p, net::Responder d) {
-                   list_children(*c, p, std::move(d));
-               }));
+               needs_read(access, bind_route(c, children_route)));
     router.add("POST", "/v1/topics/{topic}/children",
-               needs_manage(c, controller_only(c, std::bind(attach_route, c, _1, _2, _3))));
+               needs_manage(access, controller_only(controller, bind_route(c, attach_child))));
     router.add("DELETE", "/v1/topics/{topic}/children/{child}",
-               needs_manage(c, controller_only(c, std::bind(detach_route, c, _1, _2, _3))));
+               needs_manage(access, controller_only(controller, bind_route(c, detach_route))));
 }
 
 }  // namespace narad::api

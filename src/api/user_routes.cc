@@ -2,10 +2,11 @@
 // route is an admin's but a user's change of its own password. Writes are compare-and-swap on the
 // user's record in the metastore; hashing and writes run on the blocking pool. Each change is
 // audited once its request is valid (user.create, user.delete, user.grants, user.password).
+#include "api/user_routes.h"
+
+#include <memory>
 #include <nlohmann/json.hpp>
 
-#include "api/access.h"
-#include "api/api.h"
 #include "api/request_json.h"
 #include "api/respond.h"
 #include "auth/authenticator.h"
@@ -48,8 +49,8 @@ std::string outcome_of(int status) {
 }
 
 // Runs `work` on the blocking pool and records its answer as `event` on `target`.
-void audited(ApiContext* c, net::Responder respond, std::string event, std::string actor,
-             std::string target, std::function<net::HttpResponse()> work) {
+void audited(const UserRouteContext* c, net::Responder respond, std::string event,
+             std::string actor, std::string target, std::function<net::HttpResponse()> work) {
     answer_on_pool(c->blocking, std::move(respond),
                    [c, event = std::move(event), actor = std::move(actor),
                     target = std::move(target), work = std::move(work)] {
@@ -83,8 +84,9 @@ net::HttpResponse user_not_found() { return error_response(Errc::not_found, "use
 // A `{user}` that could not name a user is not looked up (nor put in a metastore key).
 bool known_name(const std::string& name) { return auth::validate_username(name).is_ok(); }
 
-void create_user(ApiContext* c, net::HttpRequest r, const PathParams&, net::Responder d) {
-    auth::Principal caller = caller_of(*c, r);
+void create_user(const UserRouteContext* c, net::HttpRequest r, const PathParams&,
+                 net::Responder d) {
+    auth::Principal caller = caller_of(c->access, r);
     if (!caller.admin()) return d(admin_required());
     auto request = decode_create_user(r.body);
     if (!request.is_ok()) return d(error_response(request.status()));
@@ -124,23 +126,26 @@ void create_user(ApiContext* c, net::HttpRequest r, const PathParams&, net::Resp
             });
 }
 
-void list_users(ApiContext* c, net::HttpRequest r, const PathParams&, net::Responder d) {
-    if (!caller_of(*c, r).admin()) return d(admin_required());
+void list_users(const UserRouteContext* c, net::HttpRequest r, const PathParams&,
+                net::Responder d) {
+    if (!caller_of(c->access, r).admin()) return d(admin_required());
     ordered users = ordered::array();
     for (const auto& [name, user] : c->store.snapshot()->users) users.push_back(user_json(user));
     d(json_response(200, users.dump() + "\n"));
 }
 
-void get_user(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
-    if (!caller_of(*c, r).admin()) return d(admin_required());
+void get_user(const UserRouteContext* c, net::HttpRequest r, const PathParams& p,
+              net::Responder d) {
+    if (!caller_of(c->access, r).admin()) return d(admin_required());
     meta::MetaSnapshot snapshot = c->store.snapshot();
     const meta::User* user = snapshot->find_user(p.get("user"));
     if (user == nullptr) return d(user_not_found());
     d(user_response(200, *user));
 }
 
-void delete_user(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
-    auth::Principal caller = caller_of(*c, r);
+void delete_user(const UserRouteContext* c, net::HttpRequest r, const PathParams& p,
+                 net::Responder d) {
+    auth::Principal caller = caller_of(c->access, r);
     if (!caller.admin()) return d(admin_required());
     std::string name = p.get("user");
     if (!known_name(name)) return d(user_not_found());
@@ -162,8 +167,9 @@ void delete_user(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Re
     });
 }
 
-void update_grants(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
-    auth::Principal caller = caller_of(*c, r);
+void update_grants(const UserRouteContext* c, net::HttpRequest r, const PathParams& p,
+                   net::Responder d) {
+    auth::Principal caller = caller_of(c->access, r);
     if (!caller.admin()) return d(admin_required());
     auto grants = decode_grants_update(r.body);
     if (!grants.is_ok()) return d(error_response(grants.status()));
@@ -200,8 +206,9 @@ void update_grants(ApiContext* c, net::HttpRequest r, const PathParams& p, net::
             });
 }
 
-void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net::Responder d) {
-    auth::Principal caller = caller_of(*c, r);
+void change_password(const UserRouteContext* c, net::HttpRequest r, const PathParams& p,
+                     net::Responder d) {
+    auth::Principal caller = caller_of(c->access, r);
     std::string name = p.get("user");
     bool self = !caller.security_off() && name == caller.name();
     if (!self && !caller.admin()) return d(error_response(Errc::forbidden, "admin required"));
@@ -248,7 +255,7 @@ void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net
             return error_response(Errc::forbidden, "current password is incorrect");
         });
     }
-    c->authenticator->check(
+    c->access.authenticator->check(
         name, *request->current_password,
         [c, d = std::move(d), actor, name, change](auth::AuthResult proof) mutable {
             audited(c, std::move(d), "user.password", actor, name, [proof, change] {
@@ -270,20 +277,14 @@ void change_password(ApiContext* c, net::HttpRequest r, const PathParams& p, net
 
 }  // namespace
 
-void register_user_routes(Router& router, ApiContext& context) {
-    ApiContext* c = &context;
-    using Handler = void (*)(ApiContext*, net::HttpRequest, const PathParams&, net::Responder);
-    auto route = [c](Handler handler) {
-        return [c, handler](net::HttpRequest r, const PathParams& p, net::Responder d) {
-            handler(c, std::move(r), p, std::move(d));
-        };
-    };
-    router.add("POST", "/v1/users", route(create_user));
-    router.add("GET", "/v1/users", route(list_users));
-    router.add("GET", "/v1/users/{user}", route(get_user));
-    router.add("DELETE", "/v1/users/{user}", route(delete_user));
-    router.add("PUT", "/v1/users/{user}/grants", route(update_grants));
-    router.add("PUT", "/v1/users/{user}/password", route(change_password));
+void register_user_routes(Router& router, UserRouteContext context) {
+    auto c = std::make_shared<const UserRouteContext>(std::move(context));
+    router.add("POST", "/v1/users", bind_route(c, create_user));
+    router.add("GET", "/v1/users", bind_route(c, list_users));
+    router.add("GET", "/v1/users/{user}", bind_route(c, get_user));
+    router.add("DELETE", "/v1/users/{user}", bind_route(c, delete_user));
+    router.add("PUT", "/v1/users/{user}/grants", bind_route(c, update_grants));
+    router.add("PUT", "/v1/users/{user}/password", bind_route(c, change_password));
 }
 
 }  // namespace narad::api

@@ -8,14 +8,19 @@
 #include <thread>
 
 #include "api/access.h"
-#include "api/api.h"
+#include "api/cluster_routes.h"
+#include "api/decommission_routes.h"
+#include "api/health_routes.h"
 #include "api/in_flight_limits.h"
 #include "api/internal_routes.h"
 #include "api/membership_routes.h"
+#include "api/message_routes.h"
 #include "api/move_routes.h"
 #include "api/node_status.h"
 #include "api/produce_gate.h"
 #include "api/request_json.h"
+#include "api/topic_routes.h"
+#include "api/user_routes.h"
 #include "auth/authenticator.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -315,52 +320,16 @@ class Node::Impl {
 
         audit_ = std::make_unique<api::AuditLog>(fs_, clock_, io::join_path(data, "audit.log"),
                                                  NodeId(config_.cluster.node_id));
-        context_ = std::make_unique<api::ApiContext>(api::ApiContext{
-            .clock = clock_,
-            .store = *store_,
-            .topics = *topics_,
-            .produce = *produce_,
-            .consume = *consume_,
-            .logs = *logs_,
-            .blocking = *blocking_,
-            .purge_topic = [this](std::string_view t) { return backend_->purge_if_deleted(t); },
-            .node_id = NodeId(config_.cluster.node_id),
-            .advertise_addr = config_.http.addr,
-            .max_consume_wait = std::chrono::duration_cast<Millis>(config_.http.max_consume_wait),
-            // Ready once started, a controller is known and, with security on, the cluster has
-            // its root user (before that, nobody could sign in).
-            .ready =
-                [this] {
-                    return ready_.load() && !store_->snapshot()->controller.value().empty() &&
-                           (!config_.security.enabled || root_seeded_.load());
-                },
-            .shutting_down = [this] { return shutting_down_.load(); },
-            .peers = peers_.get(),
-            .liveness = liveness_.get(),
-            .routing = routing_pool_.get(),
-            .cluster =
-                api::ClusterInfo{
-                    .name = config_.cluster.name,
-                    .dead_after = std::chrono::duration_cast<Millis>(config_.cluster.dead_after),
-                    .is_controller = [this] { return cluster_->controller().is_controller(); },
-                    .etcd_members = [this] { return cluster_->client().member_list(); },
-                },
-            .audit = audit_.get(),
-            .etcd_store = &cluster_->store(),
-            .produce_gate = &produce_gate_,
-            .fanout = fanout_.get(),
-        });
         // Each head is screened before its body is read: credentials first (with security on),
         // then the in-flight caps, which count per user once the screen has named one.
         api::Router::Screen auth_screen;
         if (config_.security.enabled) {
             authenticator_ = std::make_unique<auth::Authenticator>(*store_, clock_);
-            context_->authenticator = authenticator_.get();
             api::MetricsAuth metrics = config_.http.metrics_unauthenticated
                                            ? api::MetricsAuth::open
                                            : api::MetricsAuth::required;
-            router_->set_gate(api::make_auth_gate(*context_, metrics));
-            auth_screen = api::make_auth_screen(*context_, metrics);
+            router_->set_gate(api::make_auth_gate(access(), metrics));
+            auth_screen = api::make_auth_screen(access(), metrics);
         }
         router_->set_screen([auth_screen, limits = in_flight_.get()](net::HttpRequest& head) {
             if (auth_screen) {
@@ -368,14 +337,8 @@ class Node::Impl {
             }
             return limits->screen(head);
         });
-        context_->cluster.min_voters = static_cast<uint32_t>(config_.cluster.min_voters);
-        context_->cluster.max_in_flight_moves = static_cast<uint32_t>(config_.move.max_in_flight);
-        api::register_routes(*router_, *context_,
-                             config_.http.metrics_addr.empty() ? api::MetricsRoute::served
-                                                               : api::MetricsRoute::elsewhere);
         NARAD_RETURN_IF_ERROR(build_metrics_port(server_options));
         NARAD_RETURN_IF_ERROR(build_moves());
-        api::register_public_move_routes(*router_, *context_, runner_.get());
         node_status_ = std::make_unique<api::NodeStatusSources>(api::NodeStatusSources{
             .self = NodeId(config_.cluster.node_id),
             .gate = produce_gate_,
@@ -385,7 +348,7 @@ class Node::Impl {
             .runner = runner_.get(),
             .pool = *blocking_,
         });
-        context_->node_status = node_status_.get();
+        register_public_routes();
         NARAD_RETURN_IF_ERROR(build_cluster_port(server_options));
         wire_controller_hooks();
 
@@ -637,7 +600,7 @@ class Node::Impl {
         options.threads = 1;
         options.body_limit_ceiling_bytes = 0;
         metrics_router_ = std::make_unique<api::Router>(clock_, api::ContentTypeGuard::off);
-        api::register_health_routes(*metrics_router_, *context_, api::MetricsRoute::served);
+        api::register_health_routes(*metrics_router_, health_routes(), api::MetricsRoute::served);
         metrics_server_ = std::make_unique<net::HttpServer>(options, *metrics_router_);
         return Status::ok();
     }
@@ -657,22 +620,30 @@ class Node::Impl {
         if (auto files = cluster_tls_files()) options.tls = *files;
         internal_router_ =
             std::make_unique<api::InternalRouter>(clock_, cluster_secrets_, plane_access_);
+        api::Router& internal = internal_router_->routes();
         commit_context_ = std::make_unique<api::InternalCommitContext>(api::InternalCommitContext{
             *store_, NodeId(config_.cluster.node_id), *committer_, *commit_pool_});
-        api::register_internal_commit_route(internal_router_->routes(), *commit_context_);
+        api::register_internal_commit_route(internal, *commit_context_);
         move_routes_ = std::make_unique<api::MoveRouteContext>(
             api::MoveRouteContext{*handoff_, *runner_, *move_pool_});
-        api::register_internal_move_routes(internal_router_->routes(), *move_routes_);
-        api::register_internal_message_routes(internal_router_->routes(), *context_);
-        api::register_controller_routes(internal_router_->routes(), *context_);
+        api::register_internal_move_routes(internal, *move_routes_);
+        api::register_internal_message_routes(internal, api::InternalMessageRouteContext{
+                                                            .messages = message_routes(),
+                                                            .logs = *logs_,
+                                                            .blocking = *blocking_,
+                                                            .fanout = fanout_.get(),
+                                                        });
+        api::register_controller_topic_routes(internal, topic_routes());
+        api::register_controller_move_routes(internal, move_routes());
+        api::register_controller_decommission_routes(internal, decommission_routes());
         api::register_membership_routes(
-            internal_router_->routes(),
+            internal,
             api::MembershipRouteContext{
                 .join = [this](std::string_view body) { return cluster_->handle_join(body); },
                 .host_etcd = [this] { return cluster_->host_etcd(); },
                 .pool = *blocking_,
             });
-        api::register_node_status_route(internal_router_->routes(), *node_status_);
+        api::register_node_status_route(internal, *node_status_);
         cluster_server_ = std::make_unique<net::HttpServer>(options, *internal_router_);
         return Status::ok();
     }
@@ -771,6 +742,121 @@ class Node::Impl {
         (void)reload_tls();
     }
 
+    // The services each route group uses (api/*_routes.h), built from this node's components.
+    api::AccessContext access() const { return {*store_, authenticator_.get()}; }
+    api::OwnerRouting owner_routing() const {
+        return {.pool = *routing_pool_,
+                .self = NodeId(config_.cluster.node_id),
+                .peers = peers_.get(),
+                .liveness = liveness_.get()};
+    }
+    api::ControllerForward controller_forward() {
+        return {.store = *store_,
+                .is_controller = [this] { return cluster_->controller().is_controller(); },
+                .routing = owner_routing()};
+    }
+    api::ClusterLimits cluster_limits() const {
+        return {.dead_after = std::chrono::duration_cast<Millis>(config_.cluster.dead_after),
+                .min_voters = static_cast<uint32_t>(config_.cluster.min_voters),
+                .max_in_flight_moves = static_cast<uint32_t>(config_.move.max_in_flight)};
+    }
+    // Ready once started, a controller is known and, with security on, the cluster has its root
+    // user (before that, nobody could sign in).
+    bool ready_to_serve() const {
+        return ready_.load() && !store_->snapshot()->controller.value().empty() &&
+               (!config_.security.enabled || root_seeded_.load());
+    }
+
+    api::HealthRouteContext health_routes() {
+        return {
+            .ready = [this] { return ready_to_serve(); },
+            .shutting_down = [this] { return shutting_down_.load(); },
+            .blocking = *blocking_,
+        };
+    }
+    api::MessageRouteContext message_routes() {
+        return {
+            .clock = clock_,
+            .store = *store_,
+            .produce = *produce_,
+            .consume = *consume_,
+            .max_consume_wait = std::chrono::duration_cast<Millis>(config_.http.max_consume_wait),
+            .produce_gate = &produce_gate_,
+            .shutting_down = [this] { return shutting_down_.load(); },
+            .access = access(),
+            .routing = owner_routing(),
+        };
+    }
+    api::TopicRouteContext topic_routes() {
+        return {
+            .store = *store_,
+            .topics = *topics_,
+            .logs = *logs_,
+            .blocking = *blocking_,
+            .purge_topic = [this](std::string_view t) { return backend_->purge_if_deleted(t); },
+            .ready = [this] { return ready_to_serve(); },
+            .fanout = fanout_.get(),
+            .access = access(),
+            .routing = owner_routing(),
+            .controller = controller_forward(),
+        };
+    }
+    api::PublicMoveRouteContext move_routes() {
+        return {
+            .clock = clock_,
+            .store = *store_,
+            .dead_after = cluster_limits().dead_after,
+            .runner = runner_.get(),
+            .blocking = *blocking_,
+            .audit = audit_.get(),
+            .routing = owner_routing(),
+            .controller = controller_forward(),
+        };
+    }
+    api::DecommissionRouteContext decommission_routes() {
+        return {
+            .clock = clock_,
+            .self = NodeId(config_.cluster.node_id),
+            .etcd_store = &cluster_->store(),
+            .limits = cluster_limits(),
+            .blocking = *blocking_,
+            .audit = audit_.get(),
+            .controller = controller_forward(),
+        };
+    }
+
+    // The API port's routes.
+    void register_public_routes() {
+        api::Router& router = *router_;
+        api::register_topic_routes(router, topic_routes());
+        api::register_message_routes(router, message_routes());
+        api::register_health_routes(router, health_routes(),
+                                    config_.http.metrics_addr.empty()
+                                        ? api::MetricsRoute::served
+                                        : api::MetricsRoute::elsewhere);
+        api::register_user_routes(router, api::UserRouteContext{
+                                              .clock = clock_,
+                                              .store = *store_,
+                                              .blocking = *blocking_,
+                                              .access = access(),
+                                              .audit = audit_.get(),
+                                          });
+        api::register_cluster_routes(
+            router, api::ClusterRouteContext{
+                        .clock = clock_,
+                        .store = *store_,
+                        .cluster_name = config_.cluster.name,
+                        .limits = cluster_limits(),
+                        .is_controller = [this] { return cluster_->controller().is_controller(); },
+                        .etcd_members = [this] { return cluster_->client().member_list(); },
+                        .node_status = node_status_.get(),
+                        .blocking = *blocking_,
+                        .routing = owner_routing(),
+                    });
+        api::register_decommission_routes(router, decommission_routes());
+        api::register_public_move_routes(router, move_routes());
+    }
+
     Config config_;
     io::FileSystem& fs_ = node_file_system(config_.storage.data_dir);
     Clock& clock_ = SystemClock::instance();
@@ -802,7 +888,6 @@ class Node::Impl {
     std::unique_ptr<wal::ProduceService> produce_;
     std::unique_ptr<meta::TopicFrontend> topics_;
     std::unique_ptr<ThreadPool> blocking_;
-    std::unique_ptr<api::ApiContext> context_;
     std::unique_ptr<DeletedTopicPurger> purger_;
     std::unique_ptr<storage::RetentionService> retention_;
     std::unique_ptr<PeriodicTask> tls_watch_;  // notices renewed TLS files
