@@ -51,7 +51,7 @@ class ConsumerSide {
     }
 
   private:
-    bool batched() const { return batch_ > 1; }
+    cli::bench::Shape shape() const { return cli::bench::shape_of(batch_); }
 
     net::LoadRequest consume_request(PendingAcks& pending) {
         net::LoadRequest request;
@@ -68,7 +68,7 @@ class ConsumerSide {
                 flow_.consume_failed(std::to_string(r->status));
                 return;
             }
-            auto deliveries = cli::bench::parse_deliveries(r->body, batched());
+            auto deliveries = cli::bench::parse_deliveries(r->body, shape());
             if (!deliveries) {
                 flow_.consume_failed("unparsable");
                 return;
@@ -88,7 +88,7 @@ class ConsumerSide {
     net::LoadRequest ack_request(PendingAcks& pending) {
         net::LoadRequest request;
         request.method = "POST";
-        if (batched()) {
+        if (shape() == cli::bench::Shape::batch) {
             request.target = cli::bench::ack_batch_target(topic_);
             request.body = cli::bench::ack_batch_body(pending.handles);
             request.content_type = "application/json";
@@ -106,7 +106,7 @@ class ConsumerSide {
             const size_t n = in_flight->handles.size();
             std::vector<int> statuses(n, 0);
             if (r.is_ok()) {
-                if (batched() && r->status == 200) {
+                if (shape() == cli::bench::Shape::batch && r->status == 200) {
                     auto results = cli::bench::parse_ack_results(r->body);
                     // Results come in the order of the handles.
                     for (size_t i = 0; results && i < n && i < results->size(); ++i) {
@@ -182,9 +182,8 @@ class ProducerSide {
             request.content_type = "application/json";
         }
         const int64_t sent_ns = mono_ns();
-        const bool batched = batch_ > 1;
-        request.on_response = [this, sent_ns, messages,
-                               batched](const Result<net::HttpResponse>& r) {
+        const cli::bench::Shape shape = this->shape();
+        request.on_response = [this, sent_ns, messages, shape](const Result<net::HttpResponse>& r) {
             if (!r.is_ok()) {
                 flow_.produce_failed(messages, "transport");
                 return;
@@ -194,7 +193,7 @@ class ProducerSide {
                 return;
             }
             uint64_t accepted = messages;
-            if (batched) {
+            if (shape == cli::bench::Shape::batch) {
                 accepted =
                     std::min(cli::bench::parse_accepted(r->body).value_or(messages), messages);
             }

@@ -92,9 +92,9 @@ std::string consume_target(std::string_view topic, uint32_t batch, std::string_v
     return target;
 }
 
-std::optional<std::vector<Delivery>> parse_deliveries(std::string_view body, bool batch) {
+std::optional<std::vector<Delivery>> parse_deliveries(std::string_view body, Shape shape) {
     std::vector<Delivery> deliveries;
-    if (!batch) {
+    if (shape == Shape::single) {
         auto delivery = parse_delivery(body);
         if (!delivery) return std::nullopt;
         deliveries.push_back(std::move(*delivery));
@@ -197,8 +197,8 @@ std::optional<net::LoadRequest> ProduceWorkload::next(uint32_t /*connection*/) {
     request.method = "POST";
     const uint64_t first_message = index * config_.batch;
     const int64_t sent_wall_ns = wall_ns();
-    const bool batched = config_.batch > 1;
-    if (!batched) {
+    const Shape shape = shape_of(config_.batch);
+    if (shape == Shape::single) {
         request.target = produce_target(config_.topic, message_key(first_message, config_.keys),
                                         config_.partition);
         request.body = payload_.make(sent_wall_ns);
@@ -216,7 +216,7 @@ std::optional<net::LoadRequest> ProduceWorkload::next(uint32_t /*connection*/) {
         request.content_type = "application/json";
     }
     const int64_t sent_ns = mono_ns();
-    request.on_response = [this, sent_ns, messages, batched](const Result<net::HttpResponse>& r) {
+    request.on_response = [this, sent_ns, messages, shape](const Result<net::HttpResponse>& r) {
         const int64_t now = mono_ns();
         if (!r.is_ok()) {
             stats_.failure(messages, "transport");
@@ -227,7 +227,8 @@ std::optional<net::LoadRequest> ProduceWorkload::next(uint32_t /*connection*/) {
             return;
         }
         uint64_t accepted = messages;
-        if (batched) accepted = std::min(parse_accepted(r->body).value_or(messages), messages);
+        if (shape == Shape::batch)
+            accepted = std::min(parse_accepted(r->body).value_or(messages), messages);
         stats_.success(accepted, now - sent_ns, now);
         if (accepted < messages) stats_.failure(messages - accepted, "not accepted");
     };
@@ -272,8 +273,8 @@ net::LoadRequest ConsumeWorkload::consume_request(Connection& state) {
     request.target = consume_target(config_.topic, config_.batch, config_.consume_wait);
     request.content_type = "";
     const int64_t sent_ns = mono_ns();
-    const bool batched = config_.batch > 1;
-    request.on_response = [this, &state, sent_ns, batched](const Result<net::HttpResponse>& r) {
+    const Shape shape = shape_of(config_.batch);
+    request.on_response = [this, &state, sent_ns, shape](const Result<net::HttpResponse>& r) {
         const int64_t now = mono_ns();
         if (!r.is_ok()) {
             consume_stats_.failure(0, "transport");
@@ -288,7 +289,7 @@ net::LoadRequest ConsumeWorkload::consume_request(Connection& state) {
             consume_stats_.failure(0, std::to_string(r->status));
             return;
         }
-        auto deliveries = parse_deliveries(r->body, batched);
+        auto deliveries = parse_deliveries(r->body, shape);
         if (!deliveries) {
             consume_stats_.failure(0, "unparsable");
             return;
@@ -315,8 +316,8 @@ net::LoadRequest ConsumeWorkload::consume_request(Connection& state) {
 net::LoadRequest ConsumeWorkload::ack_request(Connection& state, PendingAck ack) {
     net::LoadRequest request;
     request.method = "POST";
-    const bool batched = config_.batch > 1;
-    if (!batched) {
+    const Shape shape = shape_of(config_.batch);
+    if (shape == Shape::single) {
         request.target = ack_target(config_.topic, ack.handles.front());
         request.content_type = "";
     } else {
@@ -325,13 +326,13 @@ net::LoadRequest ConsumeWorkload::ack_request(Connection& state, PendingAck ack)
         request.content_type = "application/json";
     }
     const int64_t sent_ns = mono_ns();
-    request.on_response = [this, &state, sent_ns, batched,
+    request.on_response = [this, &state, sent_ns, shape,
                            ack = std::move(ack)](const Result<net::HttpResponse>& r) {
         const size_t n = ack.handles.size();
         std::vector<int> statuses(n, 0);
         std::vector<std::string> reasons(n, "transport");
         if (r.is_ok()) {
-            if (batched && r->status == 200) {
+            if (shape == Shape::batch && r->status == 200) {
                 auto results = parse_ack_results(r->body);
                 for (size_t i = 0; i < n; ++i) {
                     reasons[i] = "unparsable";

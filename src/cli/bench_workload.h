@@ -59,8 +59,12 @@ struct Delivery {
     std::string payload;  // raw JSON text of "payload"
     std::string receipt_handle;
 };
+// The request shapes of a workload: one message per request, or Narad 3.1's batch routes.
+enum class Shape { single, batch };
+inline Shape shape_of(uint32_t batch) { return batch > 1 ? Shape::batch : Shape::single; }
+
 // A single (200) or batch ({"messages":[...]}) consume answer; nullopt if unparsable.
-std::optional<std::vector<Delivery>> parse_deliveries(std::string_view body, bool batch);
+std::optional<std::vector<Delivery>> parse_deliveries(std::string_view body, Shape shape);
 
 std::string ack_target(std::string_view topic, std::string_view receipt_handle);
 std::string ack_batch_target(std::string_view topic);

@@ -44,19 +44,19 @@ TEST(BenchRequests, ConsumeTargetsAndDeliveries) {
     EXPECT_EQ(consume_target("t", 1000, "2s"), "/v1/topics/t/consume?wait=2s&max=100");
     auto single = parse_deliveries(
         R"({"topic":"t","partition":0,"offset":3,"payload":{"x":1},"timestamp":1,"receipt_handle":"0:3:1"})",
-        false);
+        Shape::single);
     ASSERT_TRUE(single.has_value());
     ASSERT_EQ(single->size(), 1u);
     EXPECT_EQ((*single)[0].payload, "{\"x\":1}");
     EXPECT_EQ((*single)[0].receipt_handle, "0:3:1");
     auto batch = parse_deliveries(
         R"({"messages":[{"payload":1,"receipt_handle":"0:1:1"},{"payload":"s","receipt_handle":"1:1:1"}]})",
-        true);
+        Shape::batch);
     ASSERT_TRUE(batch.has_value());
     ASSERT_EQ(batch->size(), 2u);
     EXPECT_EQ((*batch)[1].payload, "\"s\"");
-    EXPECT_FALSE(parse_deliveries("{\"messages\":5}", true).has_value());
-    EXPECT_FALSE(parse_deliveries("garbage", false).has_value());
+    EXPECT_FALSE(parse_deliveries("{\"messages\":5}", Shape::batch).has_value());
+    EXPECT_FALSE(parse_deliveries("garbage", Shape::single).has_value());
 }
 
 // Rule: acks go one by one to /ack or together to /ack/batch, whose per-handle results parse.

@@ -17,7 +17,7 @@ Status parse_error(std::string_view why) {
 }
 
 // The payload bytes a person should see, and whether it was base64 binary.
-std::string decode_payload(const ConsumedMessage& message, bool raw) {
+std::string decode_payload(const ConsumedMessage& message, MessageView view) {
     const std::string& payload = message.payload;
     if (message.payload_encoding == "base64") {
         if (auto quoted = decode_json_string(payload)) {
@@ -25,7 +25,7 @@ std::string decode_payload(const ConsumedMessage& message, bool raw) {
         }
         return payload;
     }
-    if (!payload.empty() && payload.front() == '"' && !raw) {
+    if (!payload.empty() && payload.front() == '"' && view == MessageView::annotated) {
         if (auto text = decode_json_string(payload)) return *text;
     }
     return payload;
@@ -80,10 +80,10 @@ Result<ConsumedMessage> parse_consumed_message(std::string_view body) {
     return message;
 }
 
-std::string format_message(const ConsumedMessage& message, bool raw, const Style& style,
+std::string format_message(const ConsumedMessage& message, MessageView view, const Style& style,
                            int64_t time_zone_offset_s) {
-    const std::string payload = decode_payload(message, raw);
-    if (raw) return payload + "\n";
+    const std::string payload = decode_payload(message, view);
+    if (view == MessageView::raw) return payload + "\n";
     std::string meta =
         "[p" + std::to_string(message.partition) + " @" + std::to_string(message.offset) + "]";
     if (!message.key.empty()) {

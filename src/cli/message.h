@@ -28,9 +28,13 @@ struct ConsumedMessage {
 // Parses one consume response body (`parse message: <why>` on failure).
 Result<ConsumedMessage> parse_consumed_message(std::string_view body);
 
+// How `narad sub` prints a message: with its partition, offset, key and clock, text unquoted
+// and binary as hex; or (--raw) the payload alone, as received.
+enum class MessageView { annotated, raw };
+
 // The text printed for one message, ending in '\n'. `time_zone_offset_s` is added to the
 // timestamp before it is shown as a clock (the local zone's offset; tests pass 0).
-std::string format_message(const ConsumedMessage& message, bool raw, const Style& style,
+std::string format_message(const ConsumedMessage& message, MessageView view, const Style& style,
                            int64_t time_zone_offset_s);
 
 // The local time zone's offset from UTC at `unix_seconds`.

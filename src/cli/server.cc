@@ -2,10 +2,10 @@
 
 namespace narad::cli {
 
-Result<ServeLaunch> plan_server_start(bool dev, int64_t port, const std::string& data_dir,
+Result<ServeLaunch> plan_server_start(ServerMode mode, int64_t port, const std::string& data_dir,
                                       const GetEnv& env) {
     ServeLaunch launch;
-    if (!dev) {
+    if (mode == ServerMode::configured) {
         if (!data_dir.empty()) launch.args = {"--data-dir", data_dir};
         if (port != kDefaultApiPort) {
             launch.args.push_back("--port");

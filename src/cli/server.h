@@ -22,7 +22,11 @@ struct ServeLaunch {
     bool banner = false;
 };
 
-Result<ServeLaunch> plan_server_start(bool dev, int64_t port, const std::string& data_dir,
+// `narad server start` as Narad's CLI runs it: the node as configured, or (--dev) a playground on
+// loopback with security off and data under ~/.narad/data.
+enum class ServerMode { configured, dev };
+
+Result<ServeLaunch> plan_server_start(ServerMode mode, int64_t port, const std::string& data_dir,
                                       const GetEnv& env);
 
 // The --dev quickstart banner (printed to stderr), exactly as the Go CLI lays it out.

@@ -19,7 +19,8 @@ struct ServerFlags {
 
 Status run_start(const ServerFlags& f, CommandEnv& env) {
     NARAD_ASSIGN_OR_RETURN(ServeLaunch launch,
-                           plan_server_start(f.dev, f.port, f.data_dir, env.env));
+                           plan_server_start(f.dev ? ServerMode::dev : ServerMode::configured,
+                                             f.port, f.data_dir, env.env));
     if (!env.serve) {
         return Status(Errc::internal, "this build of narad has no server (node library missing)");
     }

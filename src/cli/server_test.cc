@@ -16,12 +16,12 @@ GetEnv env_of(std::map<std::string, std::string> values) {
 
 // Rule: without --dev, start passes --data-dir if given and --port only when not 7942.
 TEST(ServerStart, PlainModePassesThrough) {
-    auto plain = plan_server_start(false, 7942, "", env_of({}));
+    auto plain = plan_server_start(ServerMode::configured, 7942, "", env_of({}));
     ASSERT_TRUE(plain.is_ok());
     EXPECT_TRUE(plain->args.empty());
     EXPECT_TRUE(plain->set_env.empty());
     EXPECT_FALSE(plain->banner);
-    auto custom = plan_server_start(false, 8000, "/d", env_of({}));
+    auto custom = plan_server_start(ServerMode::configured, 8000, "/d", env_of({}));
     const std::vector<std::string> expected{"--data-dir", "/d", "--port", "8000"};
     EXPECT_EQ(custom->args, expected);
 }
@@ -30,7 +30,7 @@ TEST(ServerStart, PlainModePassesThrough) {
 // binds the API to loopback, keeps data in ~/.narad/data, logs text, and puts the local etcd
 // member on port+2 (client) and port+3 (peer).
 TEST(ServerStart, DevModePlansPlayground) {
-    auto dev = plan_server_start(true, 7942, "", env_of({{"HOME", "/home/me"}}));
+    auto dev = plan_server_start(ServerMode::dev, 7942, "", env_of({{"HOME", "/home/me"}}));
     ASSERT_TRUE(dev.is_ok());
     const std::vector<std::pair<std::string, std::string>> env{
         {"NARAD_SECURITY_ENABLED", "false"}, {"NARAD_CLUSTER_ADDR", "127.0.0.1:7943"}};
@@ -41,13 +41,13 @@ TEST(ServerStart, DevModePlansPlayground) {
     EXPECT_EQ(dev->args, args);
     EXPECT_TRUE(dev->banner);
 
-    auto pinned =
-        plan_server_start(true, 9000, "/data", env_of({{"NARAD_CLUSTER_ADDR", "10.0.0.1:1"}}));
+    auto pinned = plan_server_start(ServerMode::dev, 9000, "/data",
+                                    env_of({{"NARAD_CLUSTER_ADDR", "10.0.0.1:1"}}));
     ASSERT_TRUE(pinned.is_ok());
     ASSERT_EQ(pinned->set_env.size(), 1u);
     EXPECT_EQ(pinned->args[1], "127.0.0.1:9000");
     EXPECT_EQ(pinned->args[3], "/data");
-    EXPECT_FALSE(plan_server_start(true, 7942, "", env_of({})).is_ok());
+    EXPECT_FALSE(plan_server_start(ServerMode::dev, 7942, "", env_of({})).is_ok());
 }
 
 // Rule: the dev banner is Go's, line for line, with "narad" bold on a terminal.

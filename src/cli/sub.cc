@@ -18,9 +18,13 @@ void note(SubContext& context, const std::string& text) {
     context.output.err << context.output.style.dim(text) << '\n' << std::flush;
 }
 
-void print(SubContext& context, const ConsumedMessage& message, bool raw) {
-    const std::string text =
-        format_message(message, raw, context.output.style, context.utc_offset_s(message.timestamp));
+MessageView view_of(const SubOptions& options) {
+    return options.raw ? MessageView::raw : MessageView::annotated;
+}
+
+void print(SubContext& context, const ConsumedMessage& message, MessageView view) {
+    const std::string text = format_message(message, view, context.output.style,
+                                            context.utc_offset_s(message.timestamp));
     MutexLock lock(context.output.mutex);
     context.output.out << text << std::flush;
     ++context.printed;
@@ -75,7 +79,7 @@ void run_queue_sub(SubContext& context, const SubOptions& options) {
         }
         if (!fetched->has_value()) continue;  // an empty long-poll
         const ConsumedMessage& message = **fetched;
-        print(context, message, options.raw);
+        print(context, message, view_of(options));
         if (!options.no_ack) {
             ack_with_retry(context.api, options.topic, message.receipt_handle, context.sleeper,
                            [&](const std::string& text) { note(context, text); });
@@ -136,7 +140,7 @@ Status run_peek(SubContext& context, const SubOptions& options) {
                     break;
                 }
                 if (!fetched->has_value()) break;  // caught up on this partition
-                print(context, **fetched, options.raw);
+                print(context, **fetched, view_of(options));
                 cursor = (*fetched)->offset + 1;
                 progressed = true;
             }
@@ -181,7 +185,7 @@ Status run_replay(SubContext& context, const SubOptions& options) {
             return fetched.status();
         }
         if (!fetched->has_value()) break;  // reached the visible tail early
-        print(context, **fetched, options.raw);
+        print(context, **fetched, view_of(options));
         ++replayed;
     }
     MutexLock lock(context.output.mutex);

@@ -15,8 +15,11 @@ bool receives(const meta::MetaState& state, const NodeId& node) {
     return member != nullptr && !member->draining && state.is_live(node);
 }
 
+// Whether the drain is asked about before it starts (a refusal) or while it runs (a blocker).
+enum class Drain { not_started, running };
+
 void ownership_reasons(const DecommissionView& view, const NodeId& node, const DrainLoad& load,
-                       bool running, std::vector<DecommissionReason>& out) {
+                       Drain drain, std::vector<DecommissionReason>& out) {
     if (load.owned == 0) return;
     if (view.state.is_dead(node, view.now, view.dead_after)) {
         out.push_back({"owner_dead",
@@ -37,7 +40,8 @@ void ownership_reasons(const DecommissionView& view, const NodeId& node, const D
                                    load.owned)});
         return;
     }
-    if (running && load.moving_off == 0 && load.in_flight >= view.max_in_flight_moves) {
+    if (drain == Drain::running && load.moving_off == 0 &&
+        load.in_flight >= view.max_in_flight_moves) {
         out.push_back({"move_budget_full",
                        fmt::format("it owns {} partitions and all {} move slots are taken by other "
                                    "moves; it drains once they finish",
@@ -165,7 +169,7 @@ std::vector<DecommissionReason> decommission_refusals(const DecommissionView& vi
     std::vector<DecommissionReason> out;
     voter_reasons(view, node, out);
     DrainLoad load = drain_load(view.state, node, view.now, view.dead_after);
-    ownership_reasons(view, node, load, /*running=*/false, out);
+    ownership_reasons(view, node, load, Drain::not_started, out);
     return out;
 }
 
@@ -173,7 +177,7 @@ std::vector<DecommissionReason> decommission_blockers(const DecommissionView& vi
                                                       const NodeId& node) {
     std::vector<DecommissionReason> out;
     DrainLoad load = drain_load(view.state, node, view.now, view.dead_after);
-    ownership_reasons(view, node, load, /*running=*/true, out);
+    ownership_reasons(view, node, load, Drain::running, out);
     if (load.inbound_stuck > 0) {
         out.push_back({"move_target",
                        fmt::format("{} moves aim at it, {} of them from a source that is dead or "

@@ -482,9 +482,9 @@ class Comparer {
             } else if (k == "multipleOf") {
                 verdict = compare_multiple_of(old_value, new_value, at);
             } else if (k == "minLength" || k == "minItems" || k == "minProperties") {
-                verdict = compare_count(k, old_value, new_value, /*lower=*/true, at);
+                verdict = compare_count(k, old_value, new_value, Loosens::when_lower, at);
             } else if (k == "maxLength" || k == "maxItems" || k == "maxProperties") {
-                verdict = compare_count(k, old_value, new_value, /*lower=*/false, at);
+                verdict = compare_count(k, old_value, new_value, Loosens::when_higher, at);
             } else if (k == "uniqueItems") {
                 bool was = old_value && old_value->IsTrue();
                 bool is = new_value && new_value->IsTrue();
@@ -642,8 +642,13 @@ class Comparer {
                             json_text(*old_value));
     }
 
+    // Which way a count keyword may move without refusing data it accepted before: a minimum may
+    // only go down, a maximum only up.
+    enum class Loosens { when_lower, when_higher };
+
     Verdict compare_count(const std::string& k, const Value* old_value, const Value* new_value,
-                          bool lower, const std::string& at) {
+                          Loosens loosens, const std::string& at) {
+        const bool lower = loosens == Loosens::when_lower;
         if (new_value == nullptr) return std::nullopt;
         if (!new_value->IsNumber() || (old_value && !old_value->IsNumber())) {
             return fail(at, k + " is not a number");

@@ -22,10 +22,12 @@ int hex_value(char c) {
     return -1;
 }
 
-// Appends the percent-decoded `in` to `out`. In a query, '+' stands for a space (HTML forms); in a
-// path it is a literal '+'. A '%' not followed by two hex digits is malformed: guessing what the
-// client meant could route the request to the wrong name.
-bool percent_decode(std::string_view in, bool plus_is_space, std::string& out) {
+// What a '+' stands for: a space in a query (HTML forms), itself in a path.
+enum class Plus { space, literal };
+
+// Appends the percent-decoded `in` to `out`. A '%' not followed by two hex digits is malformed:
+// guessing what the client meant could route the request to the wrong name.
+bool percent_decode(std::string_view in, Plus plus, std::string& out) {
     out.reserve(out.size() + in.size());
     for (size_t i = 0; i < in.size(); ++i) {
         char c = in[i];
@@ -36,7 +38,7 @@ bool percent_decode(std::string_view in, bool plus_is_space, std::string& out) {
             if (high < 0 || low < 0) return false;
             out.push_back(static_cast<char>(high * 16 + low));
             i += 2;
-        } else if (c == '+' && plus_is_space) {
+        } else if (c == '+' && plus == Plus::space) {
             out.push_back(' ');
         } else {
             out.push_back(c);
@@ -79,7 +81,7 @@ bool parse_target(std::string_view target, std::string& path,
     if (size_t hash = raw_path.find('#'); hash != std::string_view::npos) {
         raw_path = raw_path.substr(0, hash);
     }
-    if (!percent_decode(raw_path, /*plus_is_space=*/false, path)) return false;
+    if (!percent_decode(raw_path, Plus::literal, path)) return false;
     if (question == std::string_view::npos) return true;
 
     std::string_view raw_query = target.substr(question + 1);
@@ -96,8 +98,8 @@ bool parse_target(std::string_view target, std::string& path,
         std::string_view raw_value =
             equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1);
         auto& entry = query.emplace_back();
-        if (!percent_decode(raw_name, true, entry.first) ||
-            !percent_decode(raw_value, true, entry.second)) {
+        if (!percent_decode(raw_name, Plus::space, entry.first) ||
+            !percent_decode(raw_value, Plus::space, entry.second)) {
             query.clear();
             return false;
         }
