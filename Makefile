@@ -140,7 +140,7 @@ bench-soak: build
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
-	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DNARAD_SANITIZE=ON -DNARAD_FAILPOINTS=ON \
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DNARAD_SANITIZE=address -DNARAD_FAILPOINTS=ON \
 		-DNARAD_TESTS=ON -DNARAD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@cd $(ASAN_DIR) && ctest -L unit --output-on-failure -j $(JOBS)
