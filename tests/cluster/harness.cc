@@ -50,6 +50,10 @@ std::string tail_of(const std::string& path, size_t lines) {
     return out;
 }
 
+// The exit code the sanitizers use for a run that reported something (TSAN_OPTIONS'
+// `exitcode`, also their default), so a node that halted on a report is told from other failures.
+constexpr int kSanitizerExitCode = 66;
+
 }  // namespace
 
 TempDir::TempDir() {
@@ -180,6 +184,7 @@ int NodeProcess::stop() {
     pid_ = -1;
     paused_ = false;
     exit_status_ = status;
+    check_for_sanitizer_report(status);
     return status;
 }
 
@@ -191,6 +196,7 @@ void NodeProcess::kill() {
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
     paused_ = false;
+    check_for_sanitizer_report(status);
 }
 
 void NodeProcess::restart() {
@@ -226,9 +232,34 @@ bool NodeProcess::running() {
         pid_ = -1;
         paused_ = false;
         exit_status_ = status;
+        check_for_sanitizer_report(status);
         return false;
     }
     return true;
+}
+
+void NodeProcess::check_for_sanitizer_report(int status) {
+    // A report opens with "WARNING: ThreadSanitizer: ..." (or "ERROR: AddressSanitizer: ...");
+    // the harness shows it from there, up to a bounded excerpt.
+    constexpr size_t kExcerptLines = 80;
+    std::ifstream in(log_path());
+    in.seekg(static_cast<std::streamoff>(log_checked_bytes_));
+    std::string report;
+    size_t report_lines = 0;
+    for (std::string line; std::getline(in, line);) {
+        if (report_lines == 0 && line.find("Sanitizer: ") == std::string::npos) continue;
+        if (report_lines++ < kExcerptLines) report += line + "\n";
+    }
+    std::error_code ignored;
+    log_checked_bytes_ = std::filesystem::file_size(log_path(), ignored);
+    if (!report.empty()) {
+        ADD_FAILURE() << "node " << options_.node_id << " reported a sanitizer finding ("
+                      << log_path() << "):\n"
+                      << report;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == kSanitizerExitCode) {
+        ADD_FAILURE() << "node " << options_.node_id << " exited with the sanitizers' exit code "
+                      << kSanitizerExitCode << "; see " << log_path();
+    }
 }
 
 net::HttpClient NodeProcess::client(std::chrono::milliseconds timeout) const {

@@ -3,7 +3,9 @@
 // on conditions (a probe that succeeds) with a bounded deadline, never fixed sleeps.
 //
 // NodeProcess is one node; it picks its API, cluster and etcd ports once and keeps them (and its
-// data directory) across restarts, so a restarted node is the same member to its cluster. Cluster
+// data directory) across restarts, so a restarted node is the same member to its cluster. Each
+// time a node's process ends, a sanitizer report in its log (or the sanitizers' exit code) fails
+// the test, so a node built with ThreadSanitizer (`make tsan`) fails on any race it meets. Cluster
 // owns N NodeProcesses in one temporary directory: node 1 bootstraps, the others join through it
 // one at a time (only one etcd learner may exist at once). One harness per test, driven from the
 // test's main thread; client() hands out a new HttpClient that one other thread may use.
@@ -121,6 +123,10 @@ class NodeProcess {
     std::string credentials() const;
 
   private:
+    // The process ended with `status`: a sanitizer's report in the log written since the last
+    // check, or the sanitizers' exit code, is a test failure.
+    void check_for_sanitizer_report(int status);
+
     std::string data_directory_;
     NodeOptions options_;
     uint16_t port_;
@@ -130,7 +136,8 @@ class NodeProcess {
     pid_t pid_ = -1;
     int exit_status_ = -1;
     bool paused_ = false;
-    bool was_ready_ = false;  // once ready, the data dir names the cluster: no more --join
+    bool was_ready_ = false;           // once ready, the data dir names the cluster: no more --join
+    uintmax_t log_checked_bytes_ = 0;  // of the log, already searched for sanitizer reports
 };
 
 // Debian's libfaketime (package faketime), preloaded by ClusterOptions::steppable_clocks.
