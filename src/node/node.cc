@@ -248,6 +248,9 @@ class Node::Impl {
                 return serves_here(state, topic, partition);
             });
         backend_ = std::make_unique<TopicBackend>(fs_, data, *store_, *logs_, guards_, *consume_);
+        // The view the sweep starts from: the purger follows deletes from it, so a topic deleted
+        // before the watcher is registered is still purged.
+        meta::MetaSnapshot swept_view = store_->snapshot();
         auto swept = backend_->sweep();
         if (!swept.is_ok())
             return swept.status().with_context("start-up sweep of topic directories");
@@ -258,14 +261,6 @@ class Node::Impl {
                 consume_->on_append(topic, partition, hwm);
                 if (fanout_) fanout_->on_append(topic, partition);
             });
-        watch_id_ = store_->watch([this](const meta::MetaSnapshot& snapshot) {
-            follow_own_record(*snapshot);
-            consume_->apply_limits(snapshot);
-            if (purger_) purger_->on_snapshot(snapshot);
-            if (handoff_) handoff_->on_snapshot(snapshot);
-        });
-        follow_own_record(*store_->snapshot());  // a restart in the middle of a drain
-
         wal::WalOptions wal_options;
         wal_options.segment_bytes_max = config_.storage.wal_segment_bytes;
         wal_options.max_pending_bytes = config_.storage.wal_max_pending_bytes;
@@ -316,7 +311,7 @@ class Node::Impl {
         blocking_ = std::make_unique<ThreadPool>("narad-blocking", 2);
         purger_ = std::make_unique<DeletedTopicPurger>(
             [this](std::string_view topic) { return backend_->purge_if_deleted(topic); },
-            *blocking_);
+            *blocking_, std::move(swept_view));
 
         audit_ = std::make_unique<api::AuditLog>(fs_, clock_, io::join_path(data, "audit.log"),
                                                  NodeId(config_.cluster.node_id));
@@ -351,6 +346,15 @@ class Node::Impl {
         register_public_routes();
         NARAD_RETURN_IF_ERROR(build_cluster_port(server_options));
         wire_controller_hooks();
+        // The watcher runs on the replica's thread from here on, so it is registered only once
+        // everything it reads (purger_, handoff_) exists, and before anything is served.
+        watch_id_ = store_->watch([this](const meta::MetaSnapshot& snapshot) {
+            follow_own_record(*snapshot);
+            consume_->apply_limits(snapshot);
+            purger_->on_snapshot(snapshot);
+            handoff_->on_snapshot(snapshot);
+        });
+        follow_own_record(*store_->snapshot());  // a restart in the middle of a drain
 
         retention_ = std::make_unique<storage::RetentionService>(
             clock_, *logs_,

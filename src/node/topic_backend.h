@@ -56,7 +56,10 @@ std::vector<std::string> topics_dropped(const meta::MetaState& before,
 class DeletedTopicPurger {
   public:
     using Purge = std::function<Status(std::string_view topic)>;  // TopicBackend::purge_if_deleted
-    DeletedTopicPurger(Purge purge, ThreadPool& pool) : purge_(std::move(purge)), pool_(pool) {}
+    // `seen`: the snapshot the node's data was last reconciled with (the start-up sweep's); a
+    // topic it holds that a later snapshot drops is purged.
+    DeletedTopicPurger(Purge purge, ThreadPool& pool, meta::MetaSnapshot seen)
+        : purge_(std::move(purge)), pool_(pool), seen_(std::move(seen)) {}
 
     void on_snapshot(const meta::MetaSnapshot& snapshot);
 

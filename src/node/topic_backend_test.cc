@@ -101,8 +101,8 @@ TEST_F(DeletedTopicPurgerTest, PurgesOnlyTheOldIncarnationsData) {
     create_with_data("recreated", "inc-1");
     ThreadPool pool("test-purge", 1);
     DeletedTopicPurger purger(
-        [this](std::string_view topic) { return backend_->purge_if_deleted(topic); }, pool);
-    purger.on_snapshot(store_.snapshot());
+        [this](std::string_view topic) { return backend_->purge_if_deleted(topic); }, pool,
+        store_.snapshot());
     watch_id_ = store_.watch([&purger](const meta::MetaSnapshot& s) { purger.on_snapshot(s); });
 
     ASSERT_TRUE(store_.delete_topic("deleted").is_ok());
@@ -119,6 +119,20 @@ TEST_F(DeletedTopicPurgerTest, PurgesOnlyTheOldIncarnationsData) {
     auto kept = logs_->get("kept", PartitionId(0), storage::CreateIfMissing::no);
     ASSERT_TRUE(kept.is_ok()) << kept.status().to_string();
     EXPECT_EQ((*kept)->high_watermark(), Offset(1));
+}
+
+// Rule: a topic deleted after the snapshot the purger starts from, but before the first snapshot it
+// is shown (the node registers its watcher late in start-up), is still purged.
+TEST_F(DeletedTopicPurgerTest, ADeleteBeforeTheFirstSnapshotIsPurged) {
+    create_with_data("deleted", "inc-1");
+    ThreadPool pool("test-purge", 1);
+    DeletedTopicPurger purger(
+        [this](std::string_view topic) { return backend_->purge_if_deleted(topic); }, pool,
+        store_.snapshot());
+    ASSERT_TRUE(store_.delete_topic("deleted").is_ok());
+    purger.on_snapshot(store_.snapshot());
+    pool.stop();  // runs what was queued
+    EXPECT_FALSE(has_data("deleted"));
 }
 
 }  // namespace
