@@ -12,7 +12,7 @@
 
 namespace narad::failpoint {
 namespace detail {
-bool any_armed = false;
+std::atomic<bool> any_armed{false};
 }
 
 namespace {
@@ -39,7 +39,9 @@ Registry& registry() {
     return *r;
 }
 
-void refresh_armed(Registry& r) REQUIRES(r.mutex) { detail::any_armed = !r.points.empty(); }
+void refresh_armed(Registry& r) REQUIRES(r.mutex) {
+    detail::any_armed.store(!r.points.empty(), std::memory_order_relaxed);
+}
 
 Result<Point> parse_action(std::string_view action) {
     Point point;

@@ -11,6 +11,7 @@
 // 1/N. Unit tests may also install a hook (a function run at the failpoint). Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -35,24 +36,26 @@ uint64_t hits(std::string_view name);
 Status evaluate(std::string_view name);
 
 namespace detail {
-extern bool any_armed;  // read without a lock: a stale read only delays arming by one hit
-}
+// Read without the registry's lock on every evaluation: a stale read only delays arming by one
+// hit, and relaxed atomic loads cost what a plain load does.
+extern std::atomic<bool> any_armed;
+}  // namespace detail
 
 }  // namespace narad::failpoint
 
 #ifdef NARAD_FAILPOINTS
-#define NARAD_FAILPOINT(name)                         \
-    do {                                              \
-        if (::narad::failpoint::detail::any_armed) {  \
-            (void)::narad::failpoint::evaluate(name); \
-        }                                             \
+#define NARAD_FAILPOINT(name)                                                        \
+    do {                                                                             \
+        if (::narad::failpoint::detail::any_armed.load(std::memory_order_relaxed)) { \
+            (void)::narad::failpoint::evaluate(name);                                \
+        }                                                                            \
     } while (0)
-#define NARAD_FAILPOINT_RETURN(name)                                               \
-    do {                                                                           \
-        if (::narad::failpoint::detail::any_armed) {                               \
-            ::narad::Status narad_fp_status_ = ::narad::failpoint::evaluate(name); \
-            if (!narad_fp_status_.is_ok()) return narad_fp_status_;                \
-        }                                                                          \
+#define NARAD_FAILPOINT_RETURN(name)                                                 \
+    do {                                                                             \
+        if (::narad::failpoint::detail::any_armed.load(std::memory_order_relaxed)) { \
+            ::narad::Status narad_fp_status_ = ::narad::failpoint::evaluate(name);   \
+            if (!narad_fp_status_.is_ok()) return narad_fp_status_;                  \
+        }                                                                            \
     } while (0)
 #else
 #define NARAD_FAILPOINT(name) \

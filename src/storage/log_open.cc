@@ -229,7 +229,7 @@ Status PartitionLogImpl::recover(RecoveryReport& report) {
     std::optional<Offset> covered;
     auto sidecar = io::read_file(fs_, producers_path_);
     if (sidecar.is_ok()) {
-        MutexLock lock(producers_mutex_);
+        MutexLock producers_lock(producers_mutex_);
         auto decoded = ProducerTable::decode(*sidecar, producers_);
         if (decoded.is_ok()) {
             covered = *decoded;
