@@ -5,8 +5,9 @@
 
 namespace narad {
 
-PeriodicTask::PeriodicTask(std::string name, Millis interval, std::function<void()> pass)
-    : name_(std::move(name)), interval_(interval), pass_(std::move(pass)) {}
+PeriodicTask::PeriodicTask(std::string name, Clock& clock, Millis interval,
+                           std::function<void()> pass)
+    : name_(std::move(name)), clock_(clock), interval_(interval), pass_(std::move(pass)) {}
 
 PeriodicTask::~PeriodicTask() { stop(); }
 
@@ -37,7 +38,8 @@ void PeriodicTask::run_now() {
 void PeriodicTask::loop() {
     MutexLock lock(mutex_);
     while (!stopping_) {
-        wake_.wait_for(lock, interval_, [&]() REQUIRES(mutex_) { return stopping_ || run_early_; });
+        clock_.wait_for(lock, wake_, interval_,
+                        [&]() REQUIRES(mutex_) { return stopping_ || run_early_; });
         if (stopping_) break;
         run_early_ = false;
         lock.unlock();

@@ -1,6 +1,7 @@
-// PeriodicTask: a named background loop that runs a function every `interval` on its own thread
-// until stopped. stop() wakes it at once (no waiting out the interval) and joins it; run_now() runs
-// an extra pass immediately. Thread-safe.
+// PeriodicTask: a named background loop that runs a function every `interval` of a Clock on its
+// own thread until stopped: the interval is waited for on that clock, so a test with a FakeClock
+// decides when each pass runs. stop() wakes it at once (no waiting out the interval) and joins it;
+// run_now() runs an extra pass immediately. Thread-safe.
 #pragma once
 
 #include <functional>
@@ -14,7 +15,7 @@ namespace narad {
 
 class PeriodicTask {
   public:
-    PeriodicTask(std::string name, Millis interval, std::function<void()> pass);
+    PeriodicTask(std::string name, Clock& clock, Millis interval, std::function<void()> pass);
     ~PeriodicTask();  // stops
     PeriodicTask(const PeriodicTask&) = delete;
     PeriodicTask& operator=(const PeriodicTask&) = delete;
@@ -27,6 +28,7 @@ class PeriodicTask {
     void loop();
 
     std::string name_;
+    Clock& clock_;
     Millis interval_;
     std::function<void()> pass_;
     Mutex mutex_;

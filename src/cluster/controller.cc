@@ -87,7 +87,7 @@ bool Controller::should_stand_aside(const meta::MetaState& state) const {
 
 bool Controller::pause(Millis delay) {
     MutexLock lock(mutex_);
-    wake_.wait_for(lock, delay, [&]() REQUIRES(mutex_) { return stopping_ || poked_; });
+    clock_.wait_for(lock, wake_, delay, [&]() REQUIRES(mutex_) { return stopping_ || poked_; });
     poked_ = false;
     return !stopping_;
 }

@@ -30,7 +30,7 @@ Status Membership::start() {
         MutexLock lock(mutex_);
         NARAD_RETURN_IF_ERROR(attach(Resync::no).with_context("writing this node's liveness key"));
     }
-    keeper_ = std::make_unique<PeriodicTask>("narad-liveness", options_.keep_alive_interval,
+    keeper_ = std::make_unique<PeriodicTask>("narad-liveness", clock_, options_.keep_alive_interval,
                                              [this] { keep_alive(); });
     keeper_->start();
     return Status::ok();

@@ -148,8 +148,8 @@ TxnOp TxnOp::range(std::string key, std::string range_end) {
     return op;
 }
 
-EtcdClient::EtcdClient(EtcdTransport& transport, EtcdClientOptions options)
-    : transport_(transport), options_(std::move(options)) {}
+EtcdClient::EtcdClient(EtcdTransport& transport, EtcdClientOptions options, Clock& clock)
+    : transport_(transport), options_(std::move(options)), clock_(clock) {}
 
 EtcdClient::~EtcdClient() = default;
 

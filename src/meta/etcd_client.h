@@ -170,7 +170,9 @@ struct EtcdClientOptions {
 
 class EtcdClient {
   public:
-    EtcdClient(EtcdTransport& transport, EtcdClientOptions options);
+    // The back-offs of watches and observers between reconnects are waited for on `clock`.
+    EtcdClient(EtcdTransport& transport, EtcdClientOptions options,
+               Clock& clock = SystemClock::instance());
     ~EtcdClient();
 
     // Reads one key, or [key, range_end) when range_end is given ("\0" = every key >= key).
@@ -250,6 +252,7 @@ class EtcdClient {
 
     EtcdTransport& transport_;
     EtcdClientOptions options_;
+    Clock& clock_;
     std::atomic<size_t> preferred_{0};  // index of the endpoint that answered last
 };
 

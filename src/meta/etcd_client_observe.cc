@@ -24,10 +24,12 @@ constexpr Millis kPoll{500};  // how often a blocked read looks at the stop flag
 
 class EtcdClient::ObserveImpl final : public EtcdWatch {
   public:
-    ObserveImpl(EtcdTransport& transport, const EtcdClientOptions& options, size_t first_endpoint,
-                std::string election, std::function<void(const LeaderInfo&)> on_leader)
+    ObserveImpl(EtcdTransport& transport, const EtcdClientOptions& options, Clock& clock,
+                size_t first_endpoint, std::string election,
+                std::function<void(const LeaderInfo&)> on_leader)
         : transport_(transport),
           options_(options),
+          clock_(clock),
           endpoint_(first_endpoint),
           election_(std::move(election)),
           on_leader_(std::move(on_leader)) {
@@ -59,7 +61,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
                             ended.to_string());
             endpoint_ = (endpoint_ + 1) % options_.endpoints.size();
             MutexLock lock(mutex_);
-            wake_.wait_for(lock, backoff, [&]() REQUIRES(mutex_) { return stopping_; });
+            clock_.wait_for(lock, wake_, backoff, [&]() REQUIRES(mutex_) { return stopping_; });
             backoff = std::min(backoff * 2, kBackoffMax);
         }
     }
@@ -113,6 +115,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
 
     EtcdTransport& transport_;
     const EtcdClientOptions& options_;
+    Clock& clock_;
     size_t endpoint_;  // only touched by the observer thread
     std::string election_;
     std::function<void(const LeaderInfo&)> on_leader_;
@@ -133,7 +136,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
 
 std::unique_ptr<EtcdWatch> EtcdClient::observe(std::string election,
                                                std::function<void(const LeaderInfo&)> on_leader) {
-    return std::make_unique<ObserveImpl>(transport_, options_, preferred_.load(),
+    return std::make_unique<ObserveImpl>(transport_, options_, clock_, preferred_.load(),
                                          std::move(election), std::move(on_leader));
 }
 

@@ -477,6 +477,36 @@ TEST(EtcdClientTest, WatchResumesAfterABrokenStreamWithoutLossOrRepeat) {
     EXPECT_TRUE(got.errors.empty());
 }
 
+// Rule: a watch that cannot reopen its stream tries again only once its back-off has passed on
+// the client's clock, and the back-off doubles from 50 ms.
+TEST(EtcdClientTest, WatchReopenBacksOffOnItsClock) {
+    FakeClock clock;
+    FakeTransport transport;
+    auto only = std::make_shared<FakeStream>();
+    transport.streams = {only};
+    only->push(created(5));
+    EtcdClient client(transport, two_endpoints(), clock);
+    auto watch = client.watch(
+        "k", "", 0, [](const WatchBatch&) {}, [](const Status&) {});
+    ASSERT_TRUE(watch.is_ok()) << watch.status().to_string();
+    auto requests = [&] {
+        MutexLock lock(transport.mutex_);
+        return transport.stream_requests.size();
+    };
+    only->close();  // the stream breaks; no other can be opened
+    ASSERT_TRUE(transport.wait_stream_requests(2));
+    for (Millis backoff : {Millis(50), Millis(100)}) {
+        size_t before = requests();
+        ASSERT_TRUE(clock.await_waiters(1));  // the watch waits out its back-off
+        clock.advance(backoff - Millis(1));
+        ASSERT_TRUE(clock.await_waiters(1));
+        EXPECT_EQ(requests(), before) << "reopened before the back-off of " << backoff.count();
+        clock.advance(Millis(1));
+        ASSERT_TRUE(transport.wait_stream_requests(before + 1));
+    }
+    watch->reset();
+}
+
 // Rule: a watch whose history was compacted reports Errc::gone once and ends.
 TEST(EtcdClientTest, WatchOnCompactedHistoryReportsGoneOnce) {
     FakeTransport transport;

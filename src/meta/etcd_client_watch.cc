@@ -32,12 +32,13 @@ constexpr Millis kIdleReopen{30'000};
 
 class EtcdClient::WatchImpl final : public EtcdWatch {
   public:
-    WatchImpl(EtcdTransport& transport, const EtcdClientOptions& options, size_t first_endpoint,
-              std::string key, std::string range_end, int64_t start_revision,
+    WatchImpl(EtcdTransport& transport, const EtcdClientOptions& options, Clock& clock,
+              size_t first_endpoint, std::string key, std::string range_end, int64_t start_revision,
               std::function<void(const WatchBatch&)> on_batch,
               std::function<void(const Status&)> on_error)
         : transport_(transport),
           options_(options),
+          clock_(clock),
           endpoint_(first_endpoint),
           key_(std::move(key)),
           range_end_(std::move(range_end)),
@@ -148,7 +149,8 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
 
     bool wait_backoff(Millis delay) {
         MutexLock lock(mutex_);
-        return !wake_.wait_for(lock, delay, [this]() REQUIRES(mutex_) { return stopping_; });
+        return !clock_.wait_for(lock, wake_, delay,
+                                [this]() REQUIRES(mutex_) { return stopping_; });
     }
 
     void run() {
@@ -197,6 +199,7 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
 
     EtcdTransport& transport_;
     const EtcdClientOptions options_;
+    Clock& clock_;
     size_t endpoint_;  // the endpoint being used; owned by the watch thread
     const std::string key_;
     const std::string range_end_;
@@ -228,7 +231,7 @@ Result<std::unique_ptr<EtcdWatch>> EtcdClient::watch(
         return Status(Errc::invalid_argument, "no etcd endpoints configured");
     }
     size_t first = preferred_.load(std::memory_order_relaxed) % options_.endpoints.size();
-    auto watch = std::make_unique<WatchImpl>(transport_, options_, first, std::move(key),
+    auto watch = std::make_unique<WatchImpl>(transport_, options_, clock_, first, std::move(key),
                                              std::move(range_end), start_revision,
                                              std::move(on_batch), std::move(on_error));
     NARAD_RETURN_IF_ERROR(watch->open_first());

@@ -48,7 +48,7 @@ class EtcdMetaStore::Replica {
 
     Status wait_for_revision(int64_t revision, Millis timeout) {
         MutexLock lock(mutex_);
-        bool reached = changed_.wait_for(lock, timeout, [&]() REQUIRES(mutex_) {
+        bool reached = clock_.wait_for(lock, changed_, timeout, [&]() REQUIRES(mutex_) {
             return stopped_ || static_cast<int64_t>(snapshot_->revision) >= revision;
         });
         if (static_cast<int64_t>(snapshot_->revision) >= revision) return Status::ok();
@@ -119,8 +119,8 @@ class EtcdMetaStore::Replica {
                 reload_needed_ = false;
             } else {
                 NARAD_LOG_WARN("re-reading the metastore failed: {}", status.to_string());
-                changed_.wait_for(lock, std::chrono::seconds(1),
-                                  [&]() REQUIRES(mutex_) { return stopped_; });
+                clock_.wait_for(lock, changed_, std::chrono::seconds(1),
+                                [&]() REQUIRES(mutex_) { return stopped_; });
             }
         }
     }
@@ -740,9 +740,9 @@ Result<FlipOutcome> EtcdMetaStore::flip(const PartitionKey& partition, const Nod
 
 Result<FlipOutcome> EtcdMetaStore::complete_move(const PartitionKey& partition,
                                                  const NodeId& source, const NodeId& target,
-                                                 const std::string& freeze_token) {
+                                                 const FreezeToken& freeze_token) {
     std::string freeze = keys_.freeze(partition.topic, partition.partition);
-    return flip(partition, source, target, {Compare::value_is(freeze, freeze_token)},
+    return flip(partition, source, target, {Compare::value_is(freeze, freeze_token.value())},
                 FlipOutcome::freeze_lapsed, /*refuse_draining_target=*/true);
 }
 
@@ -782,12 +782,13 @@ Result<std::optional<Topic>> EtcdMetaStore::read_topic(std::string_view name) {
     return std::optional<Topic>(std::move(topic));
 }
 
-Result<int64_t> EtcdMetaStore::hold_freeze(const PartitionKey& partition, const std::string& token,
+Result<int64_t> EtcdMetaStore::hold_freeze(const PartitionKey& partition, const FreezeToken& token,
                                            Millis ttl) {
     int64_t seconds = std::max<int64_t>(
         1, std::chrono::duration_cast<std::chrono::seconds>(ttl + Millis(999)).count());
     NARAD_ASSIGN_OR_RETURN(int64_t lease, client_.lease_grant(seconds));
-    auto put = client_.put(keys_.freeze(partition.topic, partition.partition), token, lease);
+    auto put =
+        client_.put(keys_.freeze(partition.topic, partition.partition), token.value(), lease);
     if (!put.is_ok()) {
         (void)client_.lease_revoke(lease);
         return put.status();

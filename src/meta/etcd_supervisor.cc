@@ -136,7 +136,8 @@ Status probe_etcd_serving(const std::string& host, uint16_t port, Millis timeout
     return Status(Errc::unavailable, "etcd does not serve its client URL yet");
 }
 
-EtcdSupervisor::EtcdSupervisor(EtcdSupervisorOptions options) : options_(std::move(options)) {}
+EtcdSupervisor::EtcdSupervisor(EtcdSupervisorOptions options, Clock& clock)
+    : options_(std::move(options)), clock_(clock) {}
 
 EtcdSupervisor::~EtcdSupervisor() { stop(); }
 
@@ -162,9 +163,9 @@ uint64_t EtcdSupervisor::starts() const {
 
 Status EtcdSupervisor::wait_started(uint64_t count, Millis timeout) {
     MutexLock lock(mutex_);
-    if (!changed_.wait_for(
-            lock, timeout,
-            [&]() REQUIRES(mutex_) { return serving_starts_ >= count || stopping_; }) ||
+    if (!clock_.wait_for(lock, changed_, timeout,
+                         [&]()
+                             REQUIRES(mutex_) { return serving_starts_ >= count || stopping_; }) ||
         serving_starts_ < count) {
         return Status(Errc::timeout, "etcd was not started " + std::to_string(count) +
                                          " times within " + std::to_string(timeout.count()) +
@@ -243,8 +244,8 @@ void EtcdSupervisor::stop() {
         stopping_ = true;
         if (pid_ != 0) ::kill(pid_, SIGTERM);
         changed_.notify_all();
-        if (!changed_.wait_for(lock, options_.stop_grace,
-                               [&]() REQUIRES(mutex_) { return pid_ == 0; })) {
+        if (!clock_.wait_for(lock, changed_, options_.stop_grace,
+                             [&]() REQUIRES(mutex_) { return pid_ == 0; })) {
             NARAD_LOG_WARN("etcd {} ignored SIGTERM for {} ms; killing it", options_.name,
                            options_.stop_grace.count());
             ::kill(pid_, SIGKILL);
@@ -312,13 +313,14 @@ Status EtcdSupervisor::wait_serving(pid_t child, MonoTime deadline) {
             return Status(Errc::unavailable, "etcd exited during start-up; the end of " + log_path +
                                                  ":\n" + log_tail(log_path));
         }
-        if (std::chrono::steady_clock::now() >= deadline) {
+        if (clock_.now() >= deadline) {
             return Status(Errc::timeout, "etcd did not serve its client URL within " +
                                              std::to_string(options_.ready_timeout.count()) +
                                              " ms");
         }
         MutexLock lock(mutex_);
-        if (changed_.wait_for(lock, kHealthPoll, [&]() REQUIRES(mutex_) { return stopping_; })) {
+        if (clock_.wait_for(lock, changed_, kHealthPoll,
+                            [&]() REQUIRES(mutex_) { return stopping_; })) {
             return Status(Errc::shutting_down, "stopping");
         }
     }
@@ -338,8 +340,10 @@ void EtcdSupervisor::supervise(std::string binary) {
                 return;
             }
             NARAD_LOG_ERROR("cannot restart etcd: {}", spawned.status().to_string());
-            if (changed_.wait_for(lock, backoff, [&]() REQUIRES(mutex_) { return stopping_; }))
+            if (clock_.wait_for(lock, changed_, backoff,
+                                [&]() REQUIRES(mutex_) { return stopping_; })) {
                 return;
+            }
             backoff = std::min(backoff * 2, options_.restart_backoff_max);
             continue;
         }
@@ -350,8 +354,7 @@ void EtcdSupervisor::supervise(std::string binary) {
             ++starts_;
             if (stopping_) ::kill(child, SIGTERM);
         }
-        Status serving =
-            wait_serving(child, std::chrono::steady_clock::now() + options_.ready_timeout);
+        Status serving = wait_serving(child, clock_.now() + options_.ready_timeout);
         {
             MutexLock lock(mutex_);
             if (serving.is_ok()) {
@@ -383,7 +386,10 @@ void EtcdSupervisor::supervise(std::string binary) {
         NARAD_LOG_WARN("etcd member {} exited ({}); restarting in {} ms", options_.name,
                        describe_exit(status), backoff.count());
         restarts_metric().inc();
-        if (changed_.wait_for(lock, backoff, [&]() REQUIRES(mutex_) { return stopping_; })) return;
+        if (clock_.wait_for(lock, changed_, backoff,
+                            [&]() REQUIRES(mutex_) { return stopping_; })) {
+            return;
+        }
         backoff = std::min(backoff * 2, options_.restart_backoff_max);
     }
 }

@@ -56,7 +56,8 @@ struct EtcdSupervisorOptions {
 
 class EtcdSupervisor {
   public:
-    explicit EtcdSupervisor(EtcdSupervisorOptions options);
+    // Every wait (start-up, restart back-off, the stop grace) is measured on `clock`.
+    explicit EtcdSupervisor(EtcdSupervisorOptions options, Clock& clock = SystemClock::instance());
     // Stops the member if it runs.
     ~EtcdSupervisor();
     EtcdSupervisor(const EtcdSupervisor&) = delete;
@@ -88,6 +89,7 @@ class EtcdSupervisor {
     Status wait_serving(pid_t child, MonoTime deadline);
 
     const EtcdSupervisorOptions options_;
+    Clock& clock_;
     mutable Mutex mutex_;
     CondVar changed_;
     pid_t pid_ GUARDED_BY(mutex_) = 0;  // 0 once reaped

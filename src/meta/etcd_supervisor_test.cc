@@ -1,12 +1,15 @@
 // EtcdSupervisor with the real etcd binary (Debian's etcd-server): start, restart after a crash,
-// stop, a missing binary, and a restart on existing data.
+// stop, a missing binary, and a restart on existing data; and the restart back-off on a fake clock
+// with a stand-in binary.
 #include "meta/etcd_supervisor.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <fstream>
 
 #include "base/metrics.h"
 #include "meta/etcd_test_support.h"
@@ -82,6 +85,36 @@ TEST(EtcdSupervisorTest, KilledEtcdIsRestarted) {
     EXPECT_TRUE(process_gone(first));  // reaped, not a zombie
     EXPECT_EQ(restarts_total(), restarts_before + 1);
     EXPECT_EQ(supervisor.starts(), 2u);
+}
+
+// Rule: a member that exits is started again only once the restart back-off has passed on the
+// supervisor's clock (a stand-in binary that runs until killed, with a probe that always answers).
+TEST(EtcdSupervisorTest, RestartWaitsOutTheBackOffOnItsClock) {
+    TempDir dir;
+    std::string binary = dir.path() + "/stand-in-etcd";
+    {
+        std::ofstream script(binary);
+        script << "#!/bin/sh\nexec sleep 600\n";
+    }
+    ASSERT_EQ(::chmod(binary.c_str(), 0755), 0);
+    EtcdSupervisorOptions options = local_etcd_options(dir.path(), "n1");
+    options.binary = binary;
+    options.probe = [](Millis) { return Status::ok(); };
+    options.restart_backoff_first = Millis(1'000);
+    FakeClock clock;
+    EtcdSupervisor supervisor(options, clock);
+    ASSERT_TRUE(supervisor.start().is_ok());
+    pid_t first = supervisor.pid();
+    ASSERT_EQ(::kill(first, SIGKILL), 0);
+    ASSERT_TRUE(clock.await_waiters(1));  // reaped; the back-off runs
+    clock.advance(Millis(999));
+    ASSERT_TRUE(clock.await_waiters(1));
+    EXPECT_EQ(supervisor.starts(), 1u) << "restarted before the back-off passed";
+    clock.advance(Millis(1));
+    ASSERT_TRUE(supervisor.wait_started(2, kWait).is_ok());
+    EXPECT_NE(supervisor.pid(), first);
+    EXPECT_TRUE(process_gone(first));
+    supervisor.stop();
 }
 
 // Rule: stop() terminates etcd and reaps it; nothing is left running.

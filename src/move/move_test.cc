@@ -21,25 +21,13 @@
 namespace narad::move {
 namespace {
 
-// Runs posted work inline; timers never fire (these tests consume with wait 0).
-class InlineScheduler final : public Scheduler {
-  public:
-    class Task final : public ScheduledTask {
-      public:
-        void cancel() override {}
-    };
-    std::shared_ptr<ScheduledTask> after(Millis, std::function<void()>) override {
-        return std::make_shared<Task>();
-    }
-    void post(std::function<void()> fn) override { fn(); }
-};
-
 // One node's storage, consumer state and source side.
 struct TestNode {
     TestNode(meta::FakeMetaStore& store, Clock& clock, std::string id)
         : self(std::move(id)),
           logs(io::posix_file_system(), clock, dir.path(), small_segments()),
-          consume(io::posix_file_system(), clock, store, logs, guards, offsets, scheduler),
+          offsets(io::posix_file_system(), clock, Millis(100)),
+          consume(io::posix_file_system(), clock, store, logs, guards, offsets),
           committer(io::posix_file_system(), clock, store, logs, guards, &gates),
           handoff(clock, io::posix_file_system(), store, self, logs, gates, consume,
                   HandoffOptions{.freeze_ttl = Millis(30'000), .lease_drain = Millis(0)}) {
@@ -76,8 +64,7 @@ struct TestNode {
     storage::LogManager logs;
     storage::TopicGuards guards;
     storage::PartitionGates gates;
-    queue::OffsetCommitter offsets{io::posix_file_system(), Millis(100)};
-    InlineScheduler scheduler;
+    queue::OffsetCommitter offsets;
     queue::ConsumeService consume;
     wal::LocalCommitter committer;
     HandoffService handoff;
@@ -103,13 +90,13 @@ class DirectSource final : public SourceClient {
         return bytes;
     }
     Result<Handoff> prepare(const NodeId&, const std::string& topic, PartitionId p,
-                            const std::string& token) override {
+                            const FreezeToken& token) override {
         if (dead) return unreachable();
-        if (token.empty()) ++freezes;
-        stamp(token.empty() ? Call::froze : Call::rearmed);
+        if (token.value().empty()) ++freezes;
+        stamp(token.value().empty() ? Call::froze : Call::rearmed);
         return source_.prepare(topic, p, token);
     }
-    Status fence(const NodeId&, const std::string& topic, PartitionId p, const std::string& token,
+    Status fence(const NodeId&, const std::string& topic, PartitionId p, const FreezeToken& token,
                  Offset hwm) override {
         if (dead) return unreachable();
         stamp(Call::fenced);
@@ -190,6 +177,23 @@ class MoveTest : public ::testing::Test {
             std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
     }
+    // Moves the clock on by `step` each time `threads` threads wait on it having seen its current
+    // time, until `done`. False when they stop waiting on it for 10 s of real time: a wait not
+    // measured on this clock stalls the run here instead of being skipped over by time that
+    // moves on for other threads' sake.
+    bool step_while_waiting(int threads, Millis step, const std::function<bool()>& done) {
+        constexpr auto kPatience = std::chrono::seconds(10);
+        auto give_up = std::chrono::steady_clock::now() + kPatience;
+        while (!done()) {
+            if (clock_.await_waiters(threads, Millis(1))) {
+                clock_.advance(step);
+                give_up = std::chrono::steady_clock::now() + kPatience;
+            } else if (std::chrono::steady_clock::now() > give_up) {
+                return false;
+            }
+        }
+        return true;
+    }
     static MoveOptions test_options() {
         MoveOptions options;
         options.resolve_poll = Millis(100);
@@ -262,7 +266,7 @@ TEST_F(MoveTest, FreezeRefusesCommitsAndReservationsButNotAcks) {
     std::optional<Result<std::vector<queue::Delivery>>> leased;
     source_.consume.consume(request, [&](auto r) { leased = std::move(r); });
     ASSERT_TRUE(leased && leased->is_ok() && leased->value().size() == 1);
-    auto handoff = source_.handoff.prepare("orders", PartitionId(0), "");
+    auto handoff = source_.handoff.prepare("orders", PartitionId(0), FreezeToken());
     ASSERT_TRUE(handoff.is_ok()) << handoff.status().to_string();
     EXPECT_EQ(handoff->listing.high_watermark, Offset(5));
     EXPECT_EQ(source_.commit(5, 1).code(), Errc::frozen);
@@ -283,10 +287,11 @@ TEST_F(MoveTest, FreezeRefusesCommitsAndReservationsButNotAcks) {
 // high watermark the copy reproduced.
 TEST_F(MoveTest, TokenRearmsOnlyItsFreezeAndFenceChecksTheHighWatermark) {
     ASSERT_TRUE(source_.commit(0, 3).is_ok());
-    auto handoff = source_.handoff.prepare("orders", PartitionId(0), "").value();
+    auto handoff = source_.handoff.prepare("orders", PartitionId(0), FreezeToken()).value();
     EXPECT_TRUE(source_.handoff.prepare("orders", PartitionId(0), handoff.token).is_ok());
-    EXPECT_EQ(source_.handoff.prepare("orders", PartitionId(0), "not-the-token").code(),
-              Errc::conflict);
+    EXPECT_EQ(
+        source_.handoff.prepare("orders", PartitionId(0), FreezeToken("not-the-token")).code(),
+        Errc::conflict);
     EXPECT_EQ(source_.handoff.fence("orders", PartitionId(0), handoff.token, Offset(2)).code(),
               Errc::conflict);
     EXPECT_TRUE(source_.handoff.fence("orders", PartitionId(0), handoff.token, Offset(3)).is_ok());
@@ -296,7 +301,7 @@ TEST_F(MoveTest, TokenRearmsOnlyItsFreezeAndFenceChecksTheHighWatermark) {
 // still the owner, the partition takes commits again and the old token is refused.
 TEST_F(MoveTest, LapsedFreezeRevokesItsKeyThenReopens) {
     ASSERT_TRUE(source_.commit(0, 2).is_ok());
-    auto handoff = source_.handoff.prepare("orders", PartitionId(0), "").value();
+    auto handoff = source_.handoff.prepare("orders", PartitionId(0), FreezeToken()).value();
     source_.handoff.tick();
     EXPECT_EQ(source_.commit(2, 1).code(), Errc::frozen) << "lifted before the TTL";
     clock_.advance(Millis(30'001));
@@ -448,12 +453,73 @@ TEST_F(MoveTest, LostReplyOfARefusedFlipWaitsBeforeUninstalling) {
         return Status::ok();
     });
     ASSERT_TRUE(failpoint::configure("move.flip_reply_lost=error@1").is_ok());
-    // The clock runs only once the flip is out, so the freeze before it holds.
-    MoveProgress progress = run_move([proposed_at] { return proposed_at->load() != 0; });
+    MoveOptions options = test_options();
+    MoveContext context = destination_context(options);
+    MoveWorker worker(context, key_, NodeId("n1"), IncarnationId("inc-1"));
+    worker.start();
+    // The clock stands still until the flip is out, so the freeze before it holds.
+    while (proposed_at->load() == 0) std::this_thread::yield();
+    // While the outcome is unknown, the worker's pause between reads and the freeze's re-arm both
+    // wait on the clock: it moves one poll at a time, and only once both wait at the current time.
+    std::string path = destination_.logs.partition_directory("orders", PartitionId(0));
+    ASSERT_TRUE(step_while_waiting(2, options.resolve_poll, [&] {
+        return !io::posix_file_system().exists(path);
+    })) << "the resolving worker does not wait on the clock";
     auto waited = clock_.now().time_since_epoch() - std::chrono::nanoseconds(proposed_at->load());
-    EXPECT_GE(waited, Millis(15'000)) << "the copy left the path before the outcome settled";
-    EXPECT_EQ(progress.phase, MovePhase::failed);
+    EXPECT_GE(waited, options.unknown_settle)
+        << "the copy left the path before the outcome settled";
+    EXPECT_LT(waited, options.unknown_settle + 2 * options.resolve_poll)
+        << "the copy stayed on the path past the first read after the settle";
+    drive_until([&] { return worker.finished(); });
+    EXPECT_EQ(worker.progress().phase, MovePhase::failed);
     expect_flip_undone(12);
+}
+
+// Rule: a freeze gives the leases already out up to lease_drain of the source's clock to be acked
+// before the final listing: with a lease still out, prepare returns only once that much time has
+// passed.
+TEST_F(MoveTest, FreezeDrainsLeasesForLeaseDrainOfTheClock) {
+    ASSERT_TRUE(source_.commit(0, 3).is_ok());
+    std::optional<Result<std::vector<queue::Delivery>>> leased;
+    source_.consume.consume({.topic = "orders"}, [&](auto r) { leased = std::move(r); });
+    ASSERT_TRUE(leased && leased->is_ok() && leased->value().size() == 1);
+    constexpr Millis kDrain{1'000};
+    constexpr Millis kPoll{5};  // how often the drain looks at the leases
+    HandoffService draining(clock_, io::posix_file_system(), store_, NodeId("n1"), source_.logs,
+                            source_.gates, source_.consume,
+                            HandoffOptions{.freeze_ttl = Millis(30'000), .lease_drain = kDrain});
+    std::atomic<bool> prepared{false};
+    std::thread freezer([&] {
+        EXPECT_TRUE(draining.prepare("orders", PartitionId(0), FreezeToken()).is_ok());
+        prepared = true;
+    });
+    // The drain is the clock's only waiter: it moves on a poll at a time, once it waits again.
+    MonoTime started = clock_.now();
+    while (clock_.now() - started < kDrain - kPoll) {
+        ASSERT_TRUE(clock_.await_waiters(1));
+        EXPECT_FALSE(prepared.load()) << "the drain ended with a lease out";
+        clock_.advance(kPoll);
+    }
+    ASSERT_TRUE(clock_.await_waiters(1));
+    EXPECT_FALSE(prepared.load());
+    clock_.advance(kPoll);
+    freezer.join();
+    EXPECT_TRUE(store_.freeze_held(key_));
+}
+
+// Rule: a throttled copy moves at most bytes_per_second of the worker's clock: copying takes at
+// least the bytes it fetched over that rate.
+TEST_F(MoveTest, ThrottledCopyTakesItsBytesOverTheRateOfTheClock) {
+    ASSERT_TRUE(source_.commit(0, 12).is_ok());
+    target("n2");
+    MoveOptions options = test_options();
+    options.copy.bytes_per_second = 100;
+    MonoTime started = clock_.now();
+    MoveProgress progress = run_move(nullptr, options);
+    EXPECT_EQ(progress.phase, MovePhase::done);
+    uint64_t fetched = direct_.fetched.load();
+    ASSERT_GT(fetched, 0u);
+    EXPECT_GE(clock_.now() - started, Millis(fetched * 1'000 / options.copy.bytes_per_second));
 }
 
 // Rule: a copy that fails verification is discarded and copied once more from scratch; a second
@@ -506,11 +572,14 @@ TEST_F(MoveTest, RunnerReconcilesOnlyWhenSomethingMoved) {
 // is being moved, so a destination holding that run's token can never flip with it.
 TEST_F(MoveTest, StartUpRemovesStaleFreezeKeys) {
     target("n2");
-    ASSERT_TRUE(store_.hold_freeze(key_, "token-of-an-earlier-run", Millis(30'000)).is_ok());
+    ASSERT_TRUE(
+        store_.hold_freeze(key_, FreezeToken("token-of-an-earlier-run"), Millis(30'000)).is_ok());
     ASSERT_TRUE(source_.handoff.release_stale_freezes().is_ok());
     EXPECT_FALSE(store_.freeze_held(key_));
     EXPECT_EQ(
-        store_.complete_move(key_, NodeId("n1"), NodeId("n2"), "token-of-an-earlier-run").value(),
+        store_
+            .complete_move(key_, NodeId("n1"), NodeId("n2"), FreezeToken("token-of-an-earlier-run"))
+            .value(),
         meta::FlipOutcome::freeze_lapsed);
 }
 

@@ -32,7 +32,8 @@ void MoveRunner::start() {
             "(copies={}, bytes={}; docs/operations.md, \"Quarantined copies\")",
             copies.size(), bytes);
     }
-    task_ = std::make_unique<PeriodicTask>("narad-moves", options_.tick, [this] { tick(); });
+    task_ = std::make_unique<PeriodicTask>("narad-moves", context_.clock, options_.tick,
+                                           [this] { tick(); });
     task_->start();
 }
 

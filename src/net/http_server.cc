@@ -513,46 +513,6 @@ class Session : public std::enable_shared_from_this<Session> {
     uint64_t drained_bytes_ = 0;
 };
 
-// A scheduled run. The timer itself belongs to the io_context's handler chain only (PendingTimer),
-// never to the handle the caller keeps, so the handle may outlive the server.
-struct TaskState {
-    static constexpr int kPending = 0;
-    static constexpr int kRan = 1;
-    static constexpr int kCancelled = 2;
-    std::atomic<int> phase{kPending};  // whoever moves it off kPending owns fn
-    std::function<void()> fn;
-};
-
-struct PendingTimer {
-    explicit PendingTimer(asio::io_context& ioc) : timer(ioc) {}
-    asio::steady_timer timer;
-};
-
-class TimerTask final : public ScheduledTask {
-  public:
-    TimerTask(std::shared_ptr<TaskState> state, std::weak_ptr<PendingTimer> timer,
-              std::shared_ptr<Gate> gate)
-        : state_(std::move(state)), timer_(std::move(timer)), gate_(std::move(gate)) {}
-
-    void cancel() override {
-        int expected = TaskState::kPending;
-        if (!state_->phase.compare_exchange_strong(expected, TaskState::kCancelled)) return;
-        state_->fn = nullptr;  // release what it captured now, not at the deadline
-        // Wake the timer early so the io_context drops it now (a long poll's deadline is far).
-        MutexLock lock(gate_->mutex);
-        if (!gate_->open) return;
-        if (auto timer = timer_.lock()) {
-            auto executor = timer->timer.get_executor();
-            asio::post(executor, [timer = std::move(timer)] { timer->timer.cancel(); });
-        }
-    }
-
-  private:
-    std::shared_ptr<TaskState> state_;
-    std::weak_ptr<PendingTimer> timer_;
-    std::shared_ptr<Gate> gate_;
-};
-
 }  // namespace
 
 class HttpServer::Impl : public ServerCore {
@@ -567,8 +527,6 @@ class HttpServer::Impl : public ServerCore {
     ServerStats stats() const {
         return {connections_open_.load(), refused_per_address_.load(), in_flight_.load()};
     }
-    std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn);
-    void post(std::function<void()> fn);
 
   private:
     enum class State { created, running, stopped };
@@ -818,26 +776,6 @@ void HttpServer::Impl::stop() {
     NARAD_LOG_INFO("HTTP server on port {} stopped", port_.load());
 }
 
-std::shared_ptr<ScheduledTask> HttpServer::Impl::after(Millis delay, std::function<void()> fn) {
-    auto state = std::make_shared<TaskState>();
-    state->fn = std::move(fn);
-    auto timer = std::make_shared<PendingTimer>(ioc_);
-    timer->timer.expires_after(delay);
-    // The handler keeps the timer alive until it completes; only cancel() touches it besides.
-    timer->timer.async_wait([state, timer](const beast::error_code&) {
-        int expected = TaskState::kPending;
-        if (!state->phase.compare_exchange_strong(expected, TaskState::kRan)) return;
-        auto task_fn = std::move(state->fn);
-        state->fn = nullptr;
-        run_contained(task_fn, "scheduled task");
-    });
-    return std::make_shared<TimerTask>(std::move(state), timer, gate_);
-}
-
-void HttpServer::Impl::post(std::function<void()> fn) {
-    asio::post(ioc_, [fn = std::move(fn)] { run_contained(fn, "posted task"); });
-}
-
 HttpServer::HttpServer(ServerOptions options, HttpHandler& handler)
     : impl_(std::make_unique<Impl>(std::move(options), handler)) {}
 
@@ -849,11 +787,5 @@ Status HttpServer::reload_tls() { return impl_->reload_tls(); }
 void HttpServer::stop() { impl_->stop(); }
 uint16_t HttpServer::port() const { return impl_->port(); }
 ServerStats HttpServer::stats() const { return impl_->stats(); }
-
-std::shared_ptr<ScheduledTask> HttpServer::after(Millis delay, std::function<void()> fn) {
-    return impl_->after(delay, std::move(fn));
-}
-
-void HttpServer::post(std::function<void()> fn) { impl_->post(std::move(fn)); }
 
 }  // namespace narad::net

@@ -11,10 +11,6 @@
 // was destroyed: it then does nothing. Pipelined requests are answered in order (the next one is
 // read once the previous response is written).
 //
-// It also serves as the process's Scheduler (timers on the same io_context). Tasks posted or
-// scheduled before start() wait for it; after stop() they never run. A ScheduledTask handle may
-// outlive the server.
-//
 // start() binds and begins serving; stop() stops accepting, lets requests in progress finish for up
 // to `shutdown_grace`, then closes everything. Thread-safe, except that stop() (and the destructor)
 // must not run on one of the server's own threads. A stopped server cannot be started again.
@@ -26,7 +22,6 @@
 #include <string>
 
 #include "base/clock.h"
-#include "base/scheduler.h"
 #include "base/status.h"
 #include "net/http.h"
 #include "net/tls.h"
@@ -65,10 +60,10 @@ struct ServerStats {
     uint64_t requests_in_flight = 0;
 };
 
-class HttpServer : public Scheduler {
+class HttpServer {
   public:
     HttpServer(ServerOptions options, HttpHandler& handler);
-    ~HttpServer() override;
+    ~HttpServer();
 
     // Binds and starts serving; fails (e.g. address in use, a TLS file that does not load)
     // without starting anything.
@@ -80,9 +75,6 @@ class HttpServer : public Scheduler {
     // The bound port (useful when options.port was 0).
     uint16_t port() const;
     ServerStats stats() const;
-
-    std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn) override;
-    void post(std::function<void()> fn) override;
 
   private:
     class Impl;

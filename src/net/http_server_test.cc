@@ -610,47 +610,5 @@ TEST_F(HttpServerTest, StopClosesUnansweredRequestsAfterGrace) {
     held(text_response(200, "after stop"));
 }
 
-// Rule: after() runs its function once the delay passed, post() runs its function soon, and
-// cancelling after the run is harmless.
-TEST_F(HttpServerTest, SchedulerRunsDelayedAndPostedTasks) {
-    start();
-    std::promise<void> delayed;
-    std::promise<void> posted;
-    auto task = server_->after(Millis(20), [&] { delayed.set_value(); });
-    server_->post([&] { posted.set_value(); });
-    EXPECT_EQ(delayed.get_future().wait_for(kWaitLimit), std::future_status::ready);
-    EXPECT_EQ(posted.get_future().wait_for(kWaitLimit), std::future_status::ready);
-    task->cancel();
-    task->cancel();
-}
-
-// Rule: a cancelled task never runs (not by the time a task due after it has run), and cancel()
-// releases what the function captured at once.
-TEST_F(HttpServerTest, CancelledTaskNeverRunsAndReleasesItsFunction) {
-    start();
-    std::atomic<bool> cancelled_ran{false};
-    auto token = std::make_shared<int>(1);
-    std::weak_ptr<int> weak = token;
-    auto task = server_->after(Millis(10), [&cancelled_ran, token] { cancelled_ran = true; });
-    token.reset();
-    EXPECT_FALSE(weak.expired());
-    task->cancel();
-    EXPECT_TRUE(weak.expired());
-    std::promise<void> later;
-    server_->after(Millis(40), [&] { later.set_value(); });
-    ASSERT_EQ(later.get_future().wait_for(kWaitLimit), std::future_status::ready);
-    EXPECT_FALSE(cancelled_ran.load());
-}
-
-// Rule: a task handle may outlive the server; cancelling it then is safe and the task never runs.
-TEST_F(HttpServerTest, TaskHandleOutlivesServer) {
-    start();
-    std::atomic<bool> ran{false};
-    auto task = server_->after(Millis(60'000), [&ran] { ran = true; });
-    server_.reset();
-    task->cancel();
-    EXPECT_FALSE(ran.load());
-}
-
 }  // namespace
 }  // namespace narad::net

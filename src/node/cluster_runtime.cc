@@ -138,7 +138,7 @@ class ClusterRuntime::Impl {
         transport_ = std::make_unique<net::HttpEtcdTransport>(
             net::EtcdTransportOptions{.tls = options_.cluster_tls});
         client_ = std::make_unique<meta::EtcdClient>(
-            *transport_, meta::EtcdClientOptions{.endpoints = endpoints});
+            *transport_, meta::EtcdClientOptions{.endpoints = endpoints}, clock_);
         NARAD_RETURN_IF_ERROR(open_store());
         if (bootstrapped) NARAD_RETURN_IF_ERROR(import_single_node_state());
 
@@ -381,7 +381,7 @@ class ClusterRuntime::Impl {
                 return net::HttpClient(probe).get("/health").status();
             };
         }
-        etcd_ = std::make_unique<meta::EtcdSupervisor>(etcd);
+        etcd_ = std::make_unique<meta::EtcdSupervisor>(etcd, clock_);
         return etcd_->start().with_context("starting the local etcd member");
     }
 
@@ -401,7 +401,7 @@ class ClusterRuntime::Impl {
                 return store.status().with_context("reaching the metastore");
             }
             NARAD_LOG_INFO("waiting for the metastore: {}", store.status().to_string());
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            clock_.sleep_for(Millis(200));
         }
     }
 
@@ -445,7 +445,7 @@ class ClusterRuntime::Impl {
             }
             last = reply.is_ok() ? Status(Errc::unavailable, reply->body) : reply.status();
             NARAD_LOG_INFO("join through {} not possible yet: {}", options_.join, last.to_string());
-            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            clock_.sleep_for(Millis(500));
         }
         return last.with_context("joining through " + options_.join);
     }

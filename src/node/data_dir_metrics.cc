@@ -4,9 +4,9 @@
 
 namespace narad::node {
 
-DataDirMetrics::DataDirMetrics(io::FileSystem& fs, std::string data_dir, meta::MetaStore& store,
-                               storage::LogManager& logs, metrics::Registry& registry,
-                               Millis measure_interval)
+DataDirMetrics::DataDirMetrics(io::FileSystem& fs, Clock& clock, std::string data_dir,
+                               meta::MetaStore& store, storage::LogManager& logs,
+                               metrics::Registry& registry, Millis measure_interval)
     : fs_(fs),
       data_dir_(std::move(data_dir)),
       store_(store),
@@ -23,7 +23,7 @@ DataDirMetrics::DataDirMetrics(io::FileSystem& fs, std::string data_dir, meta::M
                                       "Bytes of a partition's segments.", {"topic", "partition"})),
       segments_(
           registry.gauge("narad_segments", "Segments of a partition.", {"topic", "partition"})),
-      measuring_("narad-disk-usage", measure_interval, [this] { measure(); }) {}
+      measuring_("narad-disk-usage", clock, measure_interval, [this] { measure(); }) {}
 
 DataDirMetrics::~DataDirMetrics() { stop(); }
 

@@ -23,7 +23,8 @@ namespace narad::node {
 
 class DataDirMetrics {
   public:
-    DataDirMetrics(io::FileSystem& fs, std::string data_dir, meta::MetaStore& store,
+    // Measures every `measure_interval` of `clock`.
+    DataDirMetrics(io::FileSystem& fs, Clock& clock, std::string data_dir, meta::MetaStore& store,
                    storage::LogManager& logs, metrics::Registry& registry,
                    Millis measure_interval = Millis(30'000));
     ~DataDirMetrics();  // stops

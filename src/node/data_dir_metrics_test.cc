@@ -13,7 +13,7 @@ class DataDirMetricsTest : public ::testing::Test {
     void SetUp() override {
         data_ = dir_.path();
         logs_ = std::make_unique<storage::LogManager>(fs_, clock_, data_, storage::LogOptions{});
-        metrics_ = std::make_unique<DataDirMetrics>(fs_, data_, store_, *logs_, registry_);
+        metrics_ = std::make_unique<DataDirMetrics>(fs_, clock_, data_, store_, *logs_, registry_);
     }
 
     // The value of a gauge without labels after a scrape.

@@ -94,15 +94,16 @@ class Node::Impl {
             .password = config_.security.admin_password,
             .node_id = config_.cluster.node_id,
         };
-        root_seeding_ = std::make_unique<PeriodicTask>("root-seed", Millis(2'000), [this, options] {
-            if (root_seeded_.load()) return;
-            Status seeded = node::seed_root_admin(*store_, fs_, clock_, options);
-            if (seeded.is_ok()) {
-                root_seeded_ = true;
-            } else {
-                NARAD_LOG_WARN("root admin not seeded yet: {}", seeded.to_string());
-            }
-        });
+        root_seeding_ =
+            std::make_unique<PeriodicTask>("root-seed", clock_, Millis(2'000), [this, options] {
+                if (root_seeded_.load()) return;
+                Status seeded = node::seed_root_admin(*store_, fs_, clock_, options);
+                if (seeded.is_ok()) {
+                    root_seeded_ = true;
+                } else {
+                    NARAD_LOG_WARN("root admin not seeded yet: {}", seeded.to_string());
+                }
+            });
         root_seeding_->start();
         root_seeding_->run_now();
     }
@@ -199,7 +200,7 @@ class Node::Impl {
         partition_options.before_publish = [this] { return owner_fence(); };
         logs_ = std::make_unique<storage::LogManager>(fs_, clock_, data, partition_options);
         offsets_ = std::make_unique<queue::OffsetCommitter>(
-            fs_, Millis(config_.storage.consumer_offset_commit_interval_ms));
+            fs_, clock_, Millis(config_.storage.consumer_offset_commit_interval_ms));
 
         auto listen = split_host_port(config_.http.addr);
         if (!listen.is_ok()) return listen.status().with_context("http.addr");
@@ -234,7 +235,7 @@ class Node::Impl {
         server_ = std::make_unique<net::HttpServer>(server_options, *router_);
 
         consume_ = std::make_unique<queue::ConsumeService>(fs_, clock_, *store_, *logs_, guards_,
-                                                           *offsets_, *server_);
+                                                           *offsets_);
         // Consume reads (and the log opens they may need) run on a pool of their own, one thread
         // per core, so an I/O thread never waits on the disk.
         reads_ = std::make_unique<ThreadPool>("narad-read",
@@ -372,7 +373,7 @@ class Node::Impl {
             });
         // A renewed certificate is noticed on the same cadence as retention's (docs/security.md).
         tls_watch_ = std::make_unique<PeriodicTask>(
-            "narad-tls-watch", Millis(config_.storage.retention_check_interval_ms),
+            "narad-tls-watch", clock_, Millis(config_.storage.retention_check_interval_ms),
             [this] { reload_tls_if_changed(); });
 
         offsets_->start();
@@ -401,7 +402,7 @@ class Node::Impl {
         }
         Status listening = server_->start();
         if (!listening.is_ok()) return listening;
-        data_metrics_ = std::make_unique<DataDirMetrics>(fs_, data, *store_, *logs_,
+        data_metrics_ = std::make_unique<DataDirMetrics>(fs_, clock_, data, *store_, *logs_,
                                                          metrics::Registry::global());
         data_metrics_->start();
         ready_ = true;
@@ -542,7 +543,7 @@ class Node::Impl {
         dead_letterer_ =
             std::make_unique<queue::DeadLetterer>(clock_, *store_, *consume_, *routing_committer_);
         dead_letter_task_ = std::make_unique<PeriodicTask>(
-            "narad-deadletter", Millis(200), [this] { (void)dead_letterer_->run_once(); });
+            "narad-deadletter", clock_, Millis(200), [this] { (void)dead_letterer_->run_once(); });
         fanout::FanoutOptions options;
         options.max_batch_records = static_cast<uint32_t>(config_.fanout.max_batch_records);
         options.max_batch_bytes = static_cast<uint64_t>(config_.fanout.max_batch_bytes);

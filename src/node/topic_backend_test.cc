@@ -38,27 +38,14 @@ TEST(TopicsDropped, AreTheDeletedAndTheRecreated) {
     EXPECT_TRUE(topics_dropped(before, unchanged).empty());
 }
 
-// A Scheduler that never fires: the consume service is only asked to forget topics here.
-class IdleScheduler final : public Scheduler {
-  public:
-    class Never final : public ScheduledTask {
-      public:
-        void cancel() override {}
-    };
-    std::shared_ptr<ScheduledTask> after(Millis, std::function<void()>) override {
-        return std::make_shared<Never>();
-    }
-    void post(std::function<void()> fn) override { fn(); }
-};
-
 class DeletedTopicPurgerTest : public ::testing::Test {
   protected:
     void SetUp() override {
         data_ = dir_.path();
         logs_ = std::make_unique<storage::LogManager>(fs_, clock_, data_, storage::LogOptions{});
-        offsets_ = std::make_unique<queue::OffsetCommitter>(fs_, Millis(1'000), clock_);
+        offsets_ = std::make_unique<queue::OffsetCommitter>(fs_, clock_, Millis(1'000));
         consume_ = std::make_unique<queue::ConsumeService>(fs_, clock_, store_, *logs_, guards_,
-                                                           *offsets_, scheduler_);
+                                                           *offsets_);
         backend_ = std::make_unique<TopicBackend>(fs_, data_, store_, *logs_, guards_, *consume_);
     }
     void TearDown() override {
@@ -84,7 +71,6 @@ class DeletedTopicPurgerTest : public ::testing::Test {
     FakeClock clock_;
     meta::FakeMetaStore store_;
     storage::TopicGuards guards_;
-    IdleScheduler scheduler_;
     std::unique_ptr<storage::LogManager> logs_;
     std::unique_ptr<queue::OffsetCommitter> offsets_;
     std::unique_ptr<queue::ConsumeService> consume_;

@@ -1,8 +1,7 @@
 #include "queue/consume_service.h"
 
-#include <thread>
-
 #include "base/mutex.h"
+#include "base/periodic.h"
 #include "base/thread_pool.h"
 #include "queue/consume_metrics.h"
 
@@ -11,8 +10,7 @@ namespace narad::queue {
 class ConsumeService::Impl {
   public:
     Impl(io::FileSystem& fs, Clock& clock, meta::MetaStore& store, storage::LogManager& logs,
-         storage::TopicGuards& guards, OffsetCommitter& committer, Scheduler& scheduler,
-         ConsumeOptions options)
+         storage::TopicGuards& guards, OffsetCommitter& committer, ConsumeOptions options)
         : clock_(clock),
           store_(store),
           options_(options),
@@ -20,7 +18,7 @@ class ConsumeService::Impl {
           queues_(fs, clock, store, logs, guards, committer),
           reader_(store, logs, queues_, metrics_, options.max_batch_bytes),
           polls_(
-              clock, scheduler, metrics_,
+              clock, metrics_,
               [this](const ConsumeRequest& request) { return reader_.reserve(request); },
               [this](const std::string& topic, const std::vector<Delivery>& deliveries) {
                   std::vector<HeldLease> leases;
@@ -29,27 +27,27 @@ class ConsumeService::Impl {
                       leases.push_back({d.partition, d.offset, d.lease_id});
                   }
                   return queues_.release(topic, leases);
-              }) {}
+              }),
+          reaper_("narad-reaper", clock, options.reaper_interval, [this] { reap(); }) {}
 
     ~Impl() { stop(); }
 
     void start() {
-        MutexLock lock(reaper_mutex_);
-        if (reaper_.joinable()) return;
-        stopping_ = false;
-        reaper_ = named_thread("narad-reaper", [this] { reap_loop(); });
+        MutexLock lifecycle(lifecycle_mutex_);
+        if (running_) return;
+        running_ = true;
+        stopped_ = false;
+        reaper_.start();
         collector_id_ = metrics::Registry::global().add_collector(
             [this] { queues_.report(metrics_, clock_.wall_now()); });
     }
 
     void stop() {
-        {
-            MutexLock lock(reaper_mutex_);
-            if (stopping_ && !reaper_.joinable()) return;
-            stopping_ = true;
-        }
-        reaper_wake_.notify_all();
-        if (reaper_.joinable()) reaper_.join();
+        MutexLock lifecycle(lifecycle_mutex_);
+        if (stopped_) return;
+        stopped_ = true;
+        running_ = false;
+        reaper_.stop();
         if (collector_id_ != 0) {
             metrics::Registry::global().remove_collector(collector_id_);
             collector_id_ = 0;
@@ -57,7 +55,7 @@ class ConsumeService::Impl {
         polls_.shut_down();
     }
 
-    Status settle(std::string_view topic, PartitionId partition, Offset offset, uint64_t lease_id,
+    Status settle(std::string_view topic, PartitionId partition, Offset offset, LeaseId lease_id,
                   Settle kind, std::string_view reason) {
         meta::MetaSnapshot record_view = store_.snapshot();
         const meta::Topic* record = record_view->find_topic(topic);
@@ -122,33 +120,21 @@ class ConsumeService::Impl {
 
   private:
     // Ends lapsed leases and wakes the topics that have waiters for them.
-    void reap_loop() {
-        MutexLock lock(reaper_mutex_);
-        while (!stopping_) {
-            reaper_wake_.wait_for(lock, options_.reaper_interval,
-                                  [&]() REQUIRES(reaper_mutex_) { return stopping_; });
-            if (stopping_) break;
-            lock.unlock();
-            for (const auto& topic : queues_.expire_leases()) {
-                polls_.wake(topic, LongPolls::kWakeAll);
-            }
-            lock.lock();
-        }
+    void reap() {
+        for (const auto& topic : queues_.expire_leases()) polls_.wake(topic, LongPolls::kWakeAll);
     }
 
-    Mutex reaper_mutex_;
-    CondVar reaper_wake_;
-    bool stopping_ GUARDED_BY(reaper_mutex_) = false;
-    std::thread reaper_;
-    uint64_t collector_id_ = 0;
+    PeriodicTask reaper_;    // constructed last: its pass uses everything above
+    Mutex lifecycle_mutex_;  // serialises start() and stop()
+    bool running_ GUARDED_BY(lifecycle_mutex_) = false;
+    bool stopped_ GUARDED_BY(lifecycle_mutex_) = false;
+    uint64_t collector_id_ GUARDED_BY(lifecycle_mutex_) = 0;
 };
 
 ConsumeService::ConsumeService(io::FileSystem& fs, Clock& clock, meta::MetaStore& store,
                                storage::LogManager& logs, storage::TopicGuards& guards,
-                               OffsetCommitter& committer, Scheduler& scheduler,
-                               ConsumeOptions options)
-    : impl_(std::make_unique<Impl>(fs, clock, store, logs, guards, committer, scheduler, options)) {
-}
+                               OffsetCommitter& committer, ConsumeOptions options)
+    : impl_(std::make_unique<Impl>(fs, clock, store, logs, guards, committer, options)) {}
 ConsumeService::~ConsumeService() = default;
 void ConsumeService::start() { impl_->start(); }
 void ConsumeService::stop() { impl_->stop(); }
@@ -160,7 +146,7 @@ Result<std::optional<Delivery>> ConsumeService::replay(std::string_view topic,
     return impl_->reader_.replay(topic, partition, offset);
 }
 Status ConsumeService::settle(std::string_view topic, PartitionId partition, Offset offset,
-                              uint64_t lease_id, Settle kind, std::string_view reason) {
+                              LeaseId lease_id, Settle kind, std::string_view reason) {
     return impl_->settle(topic, partition, offset, lease_id, kind, reason);
 }
 std::vector<ExhaustedMessage> ConsumeService::exhausted() { return impl_->queues_.exhausted(); }

@@ -2,13 +2,13 @@
 // consumer state of every partition this node serves), ConsumeReader (one pass that reserves and
 // reads what can be delivered now) and LongPolls (consumes parked until something can change
 // their answer). It adds the settling of deliveries (ack, extend, nack), the reaper that ends
-// lapsed leases every `reaper_interval`, and the per-partition gauges at scrape time.
+// lapsed leases every `reaper_interval` of the clock, and the per-partition gauges at scrape time.
 //
 // Parked consumes are woken when a partition's high watermark advances (on_append), when an offset
 // is nacked or its lease lapses, and when an ack frees a capped partition.
 //
 // Thread-safe. consume() never blocks on a wait: `done` runs later, on the thread that found the
-// messages (a reader, when set_readers() gave the service its own; else a Scheduler thread).
+// messages (a reader, when set_readers() gave the service its own; else the clock's timer thread).
 #pragma once
 
 #include <functional>
@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/scheduler.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "meta/meta_store.h"
@@ -46,7 +45,7 @@ class ConsumeService {
 
     ConsumeService(io::FileSystem& fs, Clock& clock, meta::MetaStore& store,
                    storage::LogManager& logs, storage::TopicGuards& guards,
-                   OffsetCommitter& committer, Scheduler& scheduler, ConsumeOptions options = {});
+                   OffsetCommitter& committer, ConsumeOptions options = {});
     ~ConsumeService();
 
     void start();
@@ -61,7 +60,7 @@ class ConsumeService {
                                            Offset offset);
     // Acks, extends or nacks the delivery named by (partition, offset, lease_id); a nack's
     // `reason` goes with the message's dead letter.
-    Status settle(std::string_view topic, PartitionId partition, Offset offset, uint64_t lease_id,
+    Status settle(std::string_view topic, PartitionId partition, Offset offset, LeaseId lease_id,
                   Settle kind, std::string_view reason = {});
 
     // Every loaded partition's offsets waiting for their dead letter.

@@ -15,73 +15,17 @@
 namespace narad::queue {
 namespace {
 
-// A Scheduler on real threads: one timer thread that sleeps on a condition variable until the next
-// deadline, and a pool for posted work. Delays are real time, so tests keep them short and assert
-// on outcomes, never on timing.
-class ThreadScheduler final : public Scheduler {
-  public:
-    class Task final : public ScheduledTask {
-      public:
-        void cancel() override { cancelled = true; }
-        std::atomic<bool> cancelled{false};
-    };
-    ThreadScheduler() : timer_thread_([this] { run(); }) {}
-    ~ThreadScheduler() override {
-        {
-            MutexLock lock(mutex_);
-            stopping_ = true;
-        }
-        wake_.notify_all();
-        timer_thread_.join();
-    }
-    std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn) override {
-        auto task = std::make_shared<Task>();
-        {
-            MutexLock lock(mutex_);
-            timers_.emplace(std::chrono::steady_clock::now() + delay, [task, fn = std::move(fn)] {
-                if (!task->cancelled) fn();
-            });
-        }
-        wake_.notify_all();
-        return task;
-    }
-    void post(std::function<void()> fn) override { pool_.post(std::move(fn)); }
-
-  private:
-    void run() {
-        MutexLock lock(mutex_);
-        while (!stopping_) {
-            if (timers_.empty()) {
-                wake_.wait(lock);
-                continue;
-            }
-            auto next = timers_.begin();
-            if (wake_.wait_until(lock, next->first) == std::cv_status::no_timeout) continue;
-            auto fn = std::move(next->second);
-            timers_.erase(next);
-            pool_.post(std::move(fn));
-        }
-    }
-
-    Mutex mutex_;
-    CondVar wake_;
-    std::multimap<std::chrono::steady_clock::time_point, std::function<void()>> timers_;
-    bool stopping_ = false;
-    ThreadPool pool_{"test-sched", 2};
-    std::thread timer_thread_;
-};
-
 class ConsumeServiceTest : public ::testing::Test {
   protected:
     void SetUp() override {
         // Small segments, so a few records seal a segment (for corruption and retention cases).
         storage::LogOptions options;
         options.segment_bytes_max = 4096;
-        logs_ = std::make_unique<storage::LogManager>(
-            io::posix_file_system(), SystemClock::instance(), dir_.path(), options);
-        service_ = std::make_unique<ConsumeService>(
-            io::posix_file_system(), SystemClock::instance(), *store_, *logs_, guards_, committer_,
-            scheduler_, ConsumeOptions{Millis(20)});
+        logs_ = std::make_unique<storage::LogManager>(io::posix_file_system(), clock_, dir_.path(),
+                                                      options);
+        service_ =
+            std::make_unique<ConsumeService>(io::posix_file_system(), clock_, *store_, *logs_,
+                                             guards_, committer_, ConsumeOptions{kReaperInterval});
         logs_->set_append_listener([this](const std::string& topic, PartitionId p, Offset hwm) {
             service_->on_append(topic, p, hwm);
         });
@@ -124,11 +68,13 @@ class ConsumeServiceTest : public ::testing::Test {
         return std::move(*result);
     }
 
+    static constexpr Millis kReaperInterval{20};
+    // Drives every wait and timer of the service: long-poll deadlines, leases, the reaper.
+    FakeClock clock_;
     TempDirForTest dir_;
     std::unique_ptr<meta::LocalMetaStore> store_ = meta::LocalMetaStore::in_memory();
     storage::TopicGuards guards_;
-    OffsetCommitter committer_{io::posix_file_system(), Millis(100)};
-    ThreadScheduler scheduler_;
+    OffsetCommitter committer_{io::posix_file_system(), clock_, Millis(100)};
     std::unique_ptr<storage::LogManager> logs_;
     std::unique_ptr<ConsumeService> service_;
 };
@@ -185,22 +131,39 @@ TEST_F(ConsumeServiceTest, EachAppendWakesAParkedConsumer) {
     EXPECT_EQ(parked_messages, kConsumers);
 }
 
-// Rule: a long-poll with nothing to deliver answers empty after its wait.
+// Rule: a long-poll with nothing to deliver answers empty once its wait has passed on the clock,
+// not before.
 TEST_F(ConsumeServiceTest, LongPollTimesOutEmpty) {
     create_topic("t", 3);
-    EXPECT_TRUE(consume({.topic = "t", .wait = Millis(50)})->empty());
+    std::optional<Result<std::vector<Delivery>>> answer;  // set by the timer advance() runs
+    service_->consume({.topic = "t", .wait = Millis(50)},
+                      [&](Result<std::vector<Delivery>> r) { answer = std::move(r); });
+    clock_.advance(Millis(49));
+    EXPECT_FALSE(answer.has_value()) << "the long-poll ended before its wait";
+    clock_.advance(Millis(1));
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_TRUE(answer->is_ok() && answer->value().empty());
 }
 
 // Rule: while its lease holds, a message is handed to one consumer only, however many consumers
 // long-poll concurrently and however the wake-ups and deadlines interleave.
 TEST_F(ConsumeServiceTest, NoMessageIsDeliveredTwiceWhileLeased) {
-    create_topic("t", 3);
+    create_topic("t", 3, /*visibility_ms=*/3'600'000);
     constexpr int kConsumers = 6;
     constexpr int kMessages = 600;
     Mutex mutex;
     std::map<std::pair<uint32_t, uint64_t>, int> deliveries;
     std::atomic<int> delivered{0};
     std::vector<std::thread> consumers;
+    // Time moves on beside the consumers, about 25 times faster than real time, so their
+    // deadlines fire amid the wake-ups while every lease holds (an hour).
+    std::atomic<bool> consumed{false};
+    std::thread ticker([&] {
+        while (!consumed.load()) {
+            clock_.advance(Millis(5));
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    });
     for (int c = 0; c < kConsumers; ++c) {
         consumers.emplace_back([&] {
             while (delivered.load() < kMessages) {
@@ -218,6 +181,8 @@ TEST_F(ConsumeServiceTest, NoMessageIsDeliveredTwiceWhileLeased) {
         for (uint32_t p = 0; p < 3; ++p) append("t", p, 1);
     }
     for (auto& t : consumers) t.join();
+    consumed = true;
+    ticker.join();
     EXPECT_EQ(deliveries.size(), static_cast<size_t>(kMessages));
     for (const auto& [key, count] : deliveries) {
         EXPECT_EQ(count, 1) << "partition " << key.first << " offset " << key.second;
@@ -234,6 +199,7 @@ TEST_F(ConsumeServiceTest, SettleAndRedeliver) {
         service_->settle("t", PartitionId(0), first[0].offset, first[0].lease_id, Settle::ack)
             .is_ok());
     // The second lease lapses; a long-poll gets it again once the reaper has seen it lapse.
+    clock_.advance(Millis(50) + kReaperInterval);
     auto again =
         consume({.topic = "t", .partition = PartitionId(0), .wait = Millis(5'000)}).value();
     ASSERT_EQ(again.size(), 1u);
@@ -247,6 +213,43 @@ TEST_F(ConsumeServiceTest, SettleAndRedeliver) {
               Errc::gone);
 }
 
+// Rule: the reaper hands a leased message out again only once the clock has passed its
+// visibility timeout: a long-poll parked before then gets it from the first reaper pass after.
+TEST_F(ConsumeServiceTest, ReaperReclaimsALeaseOnlyOnceItsVisibilityTimeoutPassed) {
+    ASSERT_TRUE(clock_.await_waiters(1));  // the reaper's first wait counts from here
+    create_topic("t", 1, /*visibility_ms=*/1'000);
+    append("t", 0, 1);
+    auto first = consume({.topic = "t"}).value();
+    ASSERT_EQ(first.size(), 1u);
+    Mutex mutex;
+    std::optional<Result<std::vector<Delivery>>> again;  // under mutex
+    service_->consume({.topic = "t", .wait = std::chrono::hours(1)},
+                      [&](Result<std::vector<Delivery>> r) {
+                          MutexLock lock(mutex);
+                          again = std::move(r);
+                      });
+    auto answered = [&] {
+        clock_.advance(Millis(0));  // runs the wake-ups the reaper's passes queued
+        MutexLock lock(mutex);
+        return again.has_value();
+    };
+    // Every reaper pass before the timeout: the reaper is the clock's only waiter, so once it
+    // waits again at the new time its pass is over.
+    for (Millis passed = kReaperInterval; passed < Millis(1'000); passed += kReaperInterval) {
+        clock_.advance(kReaperInterval);
+        ASSERT_TRUE(clock_.await_waiters(1));
+    }
+    EXPECT_FALSE(answered()) << "the lease was reclaimed before its visibility timeout";
+    EXPECT_EQ(service_->stats("t", PartitionId(0))->in_flight, 1u);
+    clock_.advance(kReaperInterval);
+    ASSERT_TRUE(clock_.await_waiters(1));
+    ASSERT_TRUE(answered());
+    MutexLock lock(mutex);
+    ASSERT_EQ(again->value().size(), 1u);
+    EXPECT_EQ(again->value()[0].offset, first[0].offset);
+    EXPECT_NE(again->value()[0].lease_id, first[0].lease_id);
+}
+
 // Rule: replay reads without reserving, and answers nothing past the high watermark.
 TEST_F(ConsumeServiceTest, ReplayDoesNotReserve) {
     create_topic("t", 3);
@@ -254,7 +257,7 @@ TEST_F(ConsumeServiceTest, ReplayDoesNotReserve) {
     auto read = service_->replay("t", PartitionId(2), Offset(0)).value();
     ASSERT_TRUE(read.has_value());
     EXPECT_EQ(read->value, "v0");
-    EXPECT_EQ(read->lease_id, 0u);
+    EXPECT_EQ(read->lease_id, LeaseId(0));
     EXPECT_FALSE(service_->replay("t", PartitionId(2), Offset(1))->has_value());
     EXPECT_EQ(consume({.topic = "t"})->size(), 1u);
 }
@@ -321,7 +324,7 @@ TEST_F(ConsumeServiceTest, RetentionDeletedRecordsAreSkippedAsDropped) {
                   static_cast<unsigned long long>(segments[0].base.value()));
     ASSERT_TRUE(io::posix_file_system()
                     .set_modified(io::join_path(directory, name),
-                                  SystemClock::instance().wall_now() - std::chrono::hours(48))
+                                  clock_.wall_now() - std::chrono::hours(48))
                     .is_ok());
     auto retention = log->enforce_retention(Millis(3'600'000)).value();
     ASSERT_EQ(retention.segments_deleted, 1u);
@@ -442,7 +445,7 @@ TEST_F(ConsumeReadersTest, AttemptsRunOnTheReadersNotTheCallingThread) {
     }
 
     // A long-poll parks (its attempt ran on a reader and found nothing); the append's wake-up
-    // goes through the scheduler's thread to the readers again.
+    // goes through the clock's timer thread to the readers again.
     service_->consume({.topic = "t", .wait = Millis(60'000)}, done);
     ASSERT_TRUE(queued_.run_one());
     append("t", 0, 1);
@@ -530,7 +533,7 @@ TEST_F(ConsumeServiceTest, PoisonMessageIsDeadLetteredOnceAndThePartitionMovesOn
         ASSERT_TRUE(log->append(records).is_ok());
     }
     LogSink sink(*logs_);
-    DeadLetterer dead_letters(SystemClock::instance(), *store_, *service_, sink);
+    DeadLetterer dead_letters(clock_, *store_, *service_, sink);
     auto poison_twice = [&] {
         for (int i = 0; i < 2; ++i) {
             auto got = consume({.topic = "t", .partition = PartitionId(0)}).value();
@@ -591,11 +594,11 @@ TEST_F(ConsumeServiceTest, PoisonMessageIsDeadLetteredOnceAndThePartitionMovesOn
 
     // The settle is lost (a crash right after the commit): a fresh service delivers it again.
     service_->stop();
-    service_ = std::make_unique<ConsumeService>(io::posix_file_system(), SystemClock::instance(),
-                                                *store_, *logs_, guards_, committer_, scheduler_,
-                                                ConsumeOptions{Millis(20)});
+    service_ =
+        std::make_unique<ConsumeService>(io::posix_file_system(), clock_, *store_, *logs_, guards_,
+                                         committer_, ConsumeOptions{kReaperInterval});
     service_->start();
-    DeadLetterer after_crash(SystemClock::instance(), *store_, *service_, sink);
+    DeadLetterer after_crash(clock_, *store_, *service_, sink);
     ASSERT_NO_FATAL_FAILURE(poison_twice());
     EXPECT_EQ(after_crash.run_once(), 1u);
     EXPECT_EQ(dlq_records().size(), 2u);

@@ -4,10 +4,8 @@
 
 namespace narad::queue {
 
-LongPolls::LongPolls(Clock& clock, Scheduler& scheduler, ConsumeMetrics& metrics, Reserve reserve,
-                     Release release)
+LongPolls::LongPolls(Clock& clock, ConsumeMetrics& metrics, Reserve reserve, Release release)
     : clock_(clock),
-      scheduler_(scheduler),
       metrics_(metrics),
       reserve_(std::move(reserve)),
       release_(std::move(release)) {}
@@ -64,9 +62,8 @@ void LongPolls::attempt(const std::shared_ptr<Waiter>& waiter) {
         } else {
             waiters_[waiter->request.topic].push_back(waiter);
             if (!waiter->timer) {
-                auto delay = std::chrono::duration_cast<Millis>(waiter->deadline - clock_.now());
                 std::weak_ptr<Waiter> weak = waiter;
-                waiter->timer = scheduler_.after(std::max(delay, Millis(0)), [this, weak] {
+                waiter->timer = clock_.run_at(waiter->deadline, [this, weak] {
                     if (auto w = weak.lock()) run_read_or_here([this, w] { expire(w); });
                 });
             }
@@ -122,8 +119,11 @@ void LongPolls::wake(const std::string& topic, uint64_t count) {
             it->second.erase(it->second.begin(), end);
         }
     }
+    // Each attempt is handed on from the clock's timer thread, so whoever woke them (a commit, an
+    // ack, the reaper) never runs a read itself when the readers are full.
     for (auto& waiter : woken) {
-        scheduler_.post([this, waiter] { run_read_or_here([this, waiter] { attempt(waiter); }); });
+        clock_.run_at(clock_.now(),
+                      [this, waiter] { run_read_or_here([this, waiter] { attempt(waiter); }); });
     }
 }
 

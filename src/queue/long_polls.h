@@ -22,7 +22,6 @@
 
 #include "base/clock.h"
 #include "base/mutex.h"
-#include "base/scheduler.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "queue/consume_metrics.h"
@@ -44,9 +43,8 @@ class LongPolls {
 
     static constexpr uint64_t kWakeAll = UINT64_MAX;
 
-    // `scheduler` runs the deadlines and the woken attempts' hand-off to the readers.
-    LongPolls(Clock& clock, Scheduler& scheduler, ConsumeMetrics& metrics, Reserve reserve,
-              Release release);
+    // The deadlines, and the hand-off of woken attempts to the readers, are timers of `clock`.
+    LongPolls(Clock& clock, ConsumeMetrics& metrics, Reserve reserve, Release release);
     ~LongPolls();  // shut_down()
 
     // Set once, before the first consume. Unset: attempts run on the calling thread.
@@ -79,7 +77,7 @@ class LongPolls {
         Done done;
         MonoTime started;
         MonoTime deadline;
-        std::shared_ptr<ScheduledTask> timer;  // set once, under mutex_
+        std::shared_ptr<Timer> timer;  // set once, under mutex_
         std::atomic<bool> finished{false};
     };
 
@@ -91,7 +89,6 @@ class LongPolls {
     void run_read_or_here(std::function<void()> read);
 
     Clock& clock_;
-    Scheduler& scheduler_;
     ConsumeMetrics& metrics_;
     const Reserve reserve_;
     const Release release_;

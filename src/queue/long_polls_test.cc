@@ -8,54 +8,61 @@
 namespace narad::queue {
 namespace {
 
-// A Scheduler the test drives by hand: deadlines and posted work wait in lists until the test runs
-// them, so every interleaving below is exact.
-class ManualScheduler final : public Scheduler {
+// Readers the test runs by hand: every attempt (a first look, a woken look, a deadline's last
+// look) waits in a list until the test runs it, on the test's thread, so every interleaving below
+// is exact. Deadlines and wake-ups reach the list through the FakeClock's timers.
+class ManualReaders {
   public:
-    struct Timer final : public ScheduledTask {
-        void cancel() override { cancelled = true; }
-        Millis delay{0};
-        std::function<void()> fn;
-        bool cancelled = false;
-    };
-    std::shared_ptr<ScheduledTask> after(Millis delay, std::function<void()> fn) override {
-        auto timer = std::make_shared<Timer>();
-        timer->delay = delay;
-        timer->fn = std::move(fn);
-        timers.push_back(timer);
-        return timer;
+    ThreadPool::Posted post(std::function<void()> read) {
+        MutexLock lock(mutex_);
+        reads_.push_back(std::move(read));
+        return ThreadPool::Posted::queued;
     }
-    void post(std::function<void()> fn) override { posted.push_back(std::move(fn)); }
-    // Runs what was posted so far (and what that posts in turn); returns how many ran.
-    int run_posted() {
+    // Runs the reads queued so far (and those they queue in turn); returns how many ran.
+    int run() {
         int ran = 0;
-        while (!posted.empty()) {
-            auto fn = std::move(posted.front());
-            posted.pop_front();
-            fn();
+        for (;;) {
+            std::function<void()> read;
+            {
+                MutexLock lock(mutex_);
+                if (reads_.empty()) return ran;
+                read = std::move(reads_.front());
+                reads_.pop_front();
+            }
+            read();
             ++ran;
         }
-        return ran;
     }
-    std::vector<std::shared_ptr<Timer>> timers;
-    std::deque<std::function<void()>> posted;
+
+  private:
+    Mutex mutex_;
+    std::deque<std::function<void()>> reads_ GUARDED_BY(mutex_);
 };
 
 Delivery delivery(uint64_t offset) {
-    return Delivery{PartitionId(0), Offset(offset), "", "m", 0, offset + 1};
+    return Delivery{PartitionId(0), Offset(offset), "", "m", 0, LeaseId(offset + 1)};
 }
 
 class LongPollsTest : public ::testing::Test {
   protected:
     LongPollsTest()
         : polls_(
-              clock_, scheduler_, consume_metrics(),
+              clock_, consume_metrics(),
               [this](const ConsumeRequest& request) { return look(request); },
               [this](const std::string&, const std::vector<Delivery>& deliveries) {
                   released_ += deliveries.size();
                   available_ += static_cast<int>(deliveries.size());
                   return deliveries.size();
-              }) {}
+              }) {
+        polls_.set_readers([this](std::function<void()> read) { return readers_.post(read); });
+    }
+
+    // Lets the timers due now run (they hand woken consumes to the readers), then runs the
+    // reads; returns how many reads ran.
+    int run_due() {
+        clock_.advance(Millis(0));
+        return readers_.run();
+    }
 
     Result<std::vector<Delivery>> look(const ConsumeRequest&) {
         ++looks_;
@@ -69,16 +76,19 @@ class LongPollsTest : public ::testing::Test {
         return out;
     }
 
-    // Starts a consume that may wait 5 s; its answer lands in the returned slot.
-    std::shared_ptr<std::optional<Result<std::vector<Delivery>>>> consume() {
+    // Starts a consume that may wait `wait` and runs its first look; its answer lands in the
+    // returned slot.
+    std::shared_ptr<std::optional<Result<std::vector<Delivery>>>> consume(
+        Millis wait = Millis(5'000)) {
         auto answer = std::make_shared<std::optional<Result<std::vector<Delivery>>>>();
-        polls_.consume({"t", std::nullopt, 10, Millis(5'000)},
+        polls_.consume({"t", std::nullopt, 10, wait},
                        [answer](Result<std::vector<Delivery>> result) { *answer = result; });
+        readers_.run();
         return answer;
     }
 
     FakeClock clock_;
-    ManualScheduler scheduler_;
+    ManualReaders readers_;
     LongPolls polls_;
     int looks_ = 0;
     int available_ = 0;
@@ -113,7 +123,7 @@ TEST_F(LongPollsTest, AnAppendWakesAsManyConsumesAsRecords) {
 
     available_ = 2;
     polls_.on_append("t", PartitionId(0), Offset(7));
-    EXPECT_EQ(scheduler_.run_posted(), 2) << "two records did not wake exactly two consumes";
+    EXPECT_EQ(run_due(), 2) << "two records did not wake exactly two consumes";
     ASSERT_TRUE(first->has_value()) << "the oldest consume was not among the woken";
     EXPECT_EQ((*first)->value().size(), 2u);
     EXPECT_FALSE(second->has_value());  // woken, found nothing left, parked again
@@ -121,20 +131,22 @@ TEST_F(LongPollsTest, AnAppendWakesAsManyConsumesAsRecords) {
     EXPECT_EQ(looks_, 5);
 
     polls_.on_append("t", PartitionId(0), Offset(1));  // the log was replaced
-    EXPECT_EQ(scheduler_.run_posted(), 2);
+    EXPECT_EQ(run_due(), 2);
     EXPECT_EQ(looks_, 7);
 }
 
-// Rule: a consume whose wait runs out looks one last time and answers with what it finds then.
+// Rule: a consume waits its whole wait on the clock, not less; when the wait runs out it looks
+// one last time and answers with what it finds then.
 TEST_F(LongPollsTest, TheDeadlineTakesOneLastLook) {
     auto answer = consume();
-    ASSERT_EQ(scheduler_.timers.size(), 1u);
-    EXPECT_EQ(scheduler_.timers[0]->delay, Millis(5'000));
+    ASSERT_FALSE(answer->has_value());
+    clock_.advance(Millis(4'999));
+    EXPECT_EQ(readers_.run(), 0) << "the deadline came before the wait ran out";
     ASSERT_FALSE(answer->has_value());
 
     available_ = 1;
-    clock_.advance(Millis(5'000));
-    scheduler_.timers[0]->fn();
+    clock_.advance(Millis(1));
+    EXPECT_EQ(readers_.run(), 1);
     ASSERT_TRUE(answer->has_value());
     EXPECT_EQ((*answer)->value().size(), 1u);
 }
@@ -144,16 +156,17 @@ TEST_F(LongPollsTest, TheDeadlineTakesOneLastLook) {
 TEST_F(LongPollsTest, AReservationForAnAnsweredConsumeIsHandedBack) {
     polls_.on_append("t", PartitionId(0), Offset(1));  // first sight of the partition
     auto answer = consume();
-    auto other = consume();
+    auto other = consume(Millis(60'000));
     polls_.on_append("t", PartitionId(0), Offset(2));  // wakes `answer`
-    ASSERT_EQ(scheduler_.posted.size(), 1u);
+    clock_.advance(Millis(0));                         // hands it to the readers
     // The woken consume's look finds a record, and meanwhile its deadline answers it with nothing.
     available_ = 1;
     during_look_ = [this] {
         clock_.advance(Millis(5'000));
-        scheduler_.timers[0]->fn();
+        EXPECT_EQ(readers_.run(), 1);  // the deadline's last look
     };
-    scheduler_.run_posted();
+    readers_.run();
+    run_due();  // the hand-back's wake-up
     ASSERT_TRUE(answer->has_value());
     EXPECT_TRUE((*answer)->value().empty());
     EXPECT_EQ(released_, 1u) << "a record stayed reserved for a consume nobody waits for";
@@ -168,7 +181,7 @@ TEST_F(LongPollsTest, ShutDownAnswersEveryParkedConsume) {
     polls_.shut_down();
     ASSERT_TRUE(parked->has_value());
     EXPECT_TRUE((*parked)->value().empty());
-    auto late = consume();
+    auto late = consume();  // its look runs, finds nothing, and does not park
     ASSERT_TRUE(late->has_value());
     EXPECT_TRUE((*late)->value().empty());
 }

@@ -5,7 +5,6 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/mutex.h"
-#include "base/thread_pool.h"
 #include "queue/consumer_offset_file.h"
 
 namespace narad::queue {
@@ -24,8 +23,8 @@ metrics::Counter& write_errors() {
 
 }  // namespace
 
-OffsetCommitter::OffsetCommitter(io::FileSystem& fs, Millis interval, Clock& clock)
-    : fs_(fs), interval_(interval), clock_(clock) {
+OffsetCommitter::OffsetCommitter(io::FileSystem& fs, Clock& clock, Millis interval)
+    : fs_(fs), clock_(clock), task_("narad-offsets", clock, interval, [this] { tick(); }) {
     (void)write_errors();  // register the series at start-up, so /metrics shows it at 0
 }
 
@@ -33,24 +32,12 @@ OffsetCommitter::~OffsetCommitter() { stop(); }
 
 void OffsetCommitter::start() {
     MutexLock lifecycle(lifecycle_mutex_);
-    if (thread_.joinable()) return;
-    {
-        MutexLock lock(mutex_);
-        stop_requested_ = false;
-    }
-    thread_ = named_thread("narad-offsets", [this] { run(); });
+    task_.start();
 }
 
 void OffsetCommitter::stop() {
     MutexLock lifecycle(lifecycle_mutex_);
-    if (thread_.joinable()) {
-        {
-            MutexLock lock(mutex_);
-            stop_requested_ = true;
-        }
-        wake_.notify_all();
-        thread_.join();
-    }
+    task_.stop();
     // Failures are logged and counted by the pass; the caller of stop() cannot do more.
     (void)write_pass();
 }
@@ -85,22 +72,10 @@ uint64_t OffsetCommitter::ticks() const {
     return ticks_;
 }
 
-bool OffsetCommitter::wait_for_ticks(uint64_t count, Millis timeout) {
+void OffsetCommitter::tick() {
+    (void)write_pass();  // failures are logged and retried next tick
     MutexLock lock(mutex_);
-    return tick_done_.wait_for(lock, timeout, [&]() REQUIRES(mutex_) { return ticks_ >= count; });
-}
-
-void OffsetCommitter::run() {
-    MutexLock lock(mutex_);
-    while (true) {
-        wake_.wait_for(lock, interval_, [&]() REQUIRES(mutex_) { return stop_requested_; });
-        if (stop_requested_) return;  // stop() writes the final pass itself
-        lock.unlock();
-        (void)write_pass();  // failures are logged and retried next tick
-        lock.lock();
-        ++ticks_;
-        tick_done_.notify_all();
-    }
+    ++ticks_;
 }
 
 Status OffsetCommitter::write_pass() {

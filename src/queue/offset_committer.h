@@ -1,6 +1,6 @@
 // OffsetCommitter: the periodic component that persists every registered partition's consumer
-// position (every 100 ms by default), skipping queues whose position has not changed since the last
-// write. It runs on its own thread; add/remove/flush may be called from any thread.
+// position (every 100 ms of its clock by default), skipping queues whose position has not changed
+// since the last write. It runs on its own thread; add/remove/flush may be called from any thread.
 //
 // A failed write is retried at the next tick (the queue still counts as changed), logged at most
 // once per kFailureLogInterval and counted in narad_errors_total{component="offset_committer",
@@ -13,10 +13,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "base/periodic.h"
 #include "io/file_system.h"
 #include "queue/partition_queue.h"
 
@@ -26,8 +26,8 @@ inline constexpr Millis kDefaultCommitInterval{100};
 
 class OffsetCommitter {
   public:
-    // `clock` only rate-limits the failure log; the tick waits on real time.
-    OffsetCommitter(io::FileSystem& fs, Millis interval, Clock& clock = SystemClock::instance());
+    // Passes run every `interval` of `clock`, which also rate-limits the failure log.
+    OffsetCommitter(io::FileSystem& fs, Clock& clock, Millis interval);
     ~OffsetCommitter();  // stops
     OffsetCommitter(const OffsetCommitter&) = delete;
     OffsetCommitter& operator=(const OffsetCommitter&) = delete;
@@ -45,10 +45,8 @@ class OffsetCommitter {
     // Write failures so far (also logged).
     uint64_t failures() const;
 
-    // Ticks of the background thread completed so far, and a wait for the count to reach `count`
-    // (false on timeout): lets tests observe the thread without sleeping.
+    // Passes of the background thread completed so far.
     uint64_t ticks() const;
-    bool wait_for_ticks(uint64_t count, Millis timeout);
 
   private:
     struct Entry {
@@ -56,7 +54,8 @@ class OffsetCommitter {
         std::optional<uint64_t> written_version;  // none until the first successful write
     };
 
-    void run();
+    // The background pass.
+    void tick();
     // Writes every changed queue; returns the first error.
     Status write_pass();
     // Writes `entry`'s position to `path` if it changed since `entry.written_version`; on success
@@ -66,19 +65,15 @@ class OffsetCommitter {
     void note_failure(const std::string& path, const Status& status);
 
     io::FileSystem& fs_;
-    const Millis interval_;
     Clock& clock_;
 
     // Held across a whole write pass; taken before mutex_ when both are needed.
     Mutex write_mutex_ ACQUIRED_BEFORE(mutex_);
 
     mutable Mutex mutex_;
-    CondVar wake_;       // stop() wakes the thread at once
-    CondVar tick_done_;  // for wait_for_ticks()
     std::map<std::string, Entry> entries_ GUARDED_BY(mutex_);
-    bool stop_requested_ GUARDED_BY(mutex_) = false;
     uint64_t ticks_ GUARDED_BY(mutex_) = 0;
-    std::thread thread_;     // started and joined under lifecycle_mutex_
+    PeriodicTask task_;      // started and stopped under lifecycle_mutex_
     Mutex lifecycle_mutex_;  // serialises start() and stop()
 
     std::atomic<uint64_t> failures_{0};

@@ -11,7 +11,7 @@ namespace narad::queue {
 namespace {
 
 constexpr Millis kNeverTicks{
-    3'600'000};  // the thread never ticks in the test; only stop() or flush() write
+    3'600'000};  // the clock never gets there: only stop() or flush() write
 
 double write_errors() {
     return metrics::Registry::global()
@@ -43,7 +43,7 @@ class OffsetCommitterTest : public ::testing::Test {
 
 // Rule: a pass writes each queue once at first, then only the queues whose position changed.
 TEST_F(OffsetCommitterTest, WritesOnlyChangedQueues) {
-    OffsetCommitter committer(fs_, kNeverTicks, clock_);
+    OffsetCommitter committer(fs_, clock_, kNeverTicks);
     auto a = make_queue(), b = make_queue(), c = make_queue();
     committer.add(dir_.file("a"), a);
     committer.add(dir_.file("b"), b);
@@ -68,7 +68,7 @@ TEST_F(OffsetCommitterTest, WritesOnlyChangedQueues) {
 
 // Rule: a failed write is counted and retried by the next pass until it lands.
 TEST_F(OffsetCommitterTest, RetriesAFailedWrite) {
-    OffsetCommitter committer(fs_, kNeverTicks, clock_);
+    OffsetCommitter committer(fs_, clock_, kNeverTicks);
     auto queue = make_queue();
     committer.add(dir_.file("p"), queue);
     ASSERT_TRUE(committer.flush().is_ok());
@@ -93,7 +93,7 @@ TEST_F(OffsetCommitterTest, RetriesAFailedWrite) {
 TEST_F(OffsetCommitterTest, StopFlushesChangedPositions) {
     auto queue = make_queue();
     {
-        OffsetCommitter committer(fs_, kNeverTicks, clock_);
+        OffsetCommitter committer(fs_, clock_, kNeverTicks);
         committer.add(dir_.file("p"), queue);
         committer.start();
         consume(*queue, 0);
@@ -106,29 +106,64 @@ TEST_F(OffsetCommitterTest, StopFlushesChangedPositions) {
     EXPECT_EQ(on_disk("p").value(), (ConsumerPosition{Offset(3), {}}));
 }
 
-// Rule: the background thread writes changed positions by itself, tick after tick.
+// Rule: the background thread writes changed positions by itself, tick after tick, and retries a
+// failed write at the next tick.
 TEST_F(OffsetCommitterTest, BackgroundTicksWriteChangedPositions) {
-    OffsetCommitter committer(fs_, Millis(1), clock_);
+    constexpr Millis kInterval{100};
+    OffsetCommitter committer(fs_, clock_, kInterval);
     auto queue = make_queue();
     committer.add(dir_.file("p"), queue);
     committer.start();
+    // The committer's thread is the clock's only waiter: once it waits at the new time, the
+    // tick that time allowed is over.
+    ASSERT_TRUE(clock_.await_waiters(1));
     consume(*queue, 0);
-    // Two more ticks: the second starts after the ack above, whatever the first saw.
-    ASSERT_TRUE(committer.wait_for_ticks(committer.ticks() + 2, Millis(60'000)));
+    clock_.advance(kInterval);
+    ASSERT_TRUE(clock_.await_waiters(1));
+    EXPECT_EQ(committer.ticks(), 1u);
     EXPECT_EQ(on_disk("p").value(), (ConsumerPosition{Offset(1), {}}));
 
     fs_.fail(io::FsOp::rename, "p.tmp", 1);
     consume(*queue, 1);
-    ASSERT_TRUE(committer.wait_for_ticks(committer.ticks() + 3, Millis(60'000)));
+    clock_.advance(kInterval);
+    ASSERT_TRUE(clock_.await_waiters(1));
     EXPECT_EQ(committer.failures(), 1u);
+    EXPECT_EQ(on_disk("p").value(), (ConsumerPosition{Offset(1), {}}));
+    clock_.advance(kInterval);
+    ASSERT_TRUE(clock_.await_waiters(1));
+    EXPECT_EQ(committer.ticks(), 3u);
     EXPECT_EQ(on_disk("p").value(), (ConsumerPosition{Offset(2), {}}));
+    committer.stop();
+}
+
+// Rule: the background thread writes once per interval of its clock: a changed position is not
+// written before the interval has passed since the last tick, and a tick writes it once.
+TEST_F(OffsetCommitterTest, WritesOncePerIntervalOfItsClock) {
+    constexpr Millis kInterval{100};
+    OffsetCommitter committer(fs_, clock_, kInterval);
+    auto queue = make_queue();
+    committer.add(dir_.file("p"), queue);
+    committer.start();
+    ASSERT_TRUE(clock_.await_waiters(1));
+    for (uint64_t offset = 0; offset < 3; ++offset) {
+        int renames = fs_.count(io::FsOp::rename);
+        consume(*queue, offset);
+        clock_.advance(kInterval - Millis(1));
+        ASSERT_TRUE(clock_.await_waiters(1));
+        EXPECT_EQ(fs_.count(io::FsOp::rename), renames) << "written before the interval passed";
+        clock_.advance(Millis(1));
+        ASSERT_TRUE(clock_.await_waiters(1));
+        EXPECT_EQ(fs_.count(io::FsOp::rename), renames + 1);
+        EXPECT_EQ(on_disk("p").value(), queue->position());
+    }
+    EXPECT_EQ(committer.ticks(), 3u);
     committer.stop();
 }
 
 // Rule: remove() writes the last position unless told the data is being deleted, and afterwards
 // nothing writes that path again.
 TEST_F(OffsetCommitterTest, RemoveWritesTheLastPositionUnlessDeleting) {
-    OffsetCommitter committer(fs_, kNeverTicks, clock_);
+    OffsetCommitter committer(fs_, clock_, kNeverTicks);
     auto kept = make_queue(), deleted = make_queue();
     committer.add(dir_.file("kept"), kept);
     committer.add(dir_.file("deleted"), deleted);
@@ -151,7 +186,7 @@ TEST_F(OffsetCommitterTest, RemoveWritesTheLastPositionUnlessDeleting) {
 
 // Rule: a position the committer wrote survives a crash that drops every unsynced byte.
 TEST_F(OffsetCommitterTest, CommittedPositionSurvivesACrash) {
-    OffsetCommitter committer(fs_, kNeverTicks, clock_);
+    OffsetCommitter committer(fs_, clock_, kNeverTicks);
     auto queue = make_queue();
     committer.add(dir_.file("p"), queue);
     consume(*queue, 0);

@@ -4,7 +4,6 @@
 
 #include <map>
 #include <set>
-#include <thread>
 
 #include "base/log.h"
 #include "base/mutex.h"
@@ -49,11 +48,11 @@ class LogManager::Impl {
             if (it == entries_.end()) break;
             if (it->second.state == State::open) {
                 it->second.last_used = clock_.now();
-                return it->second.log;
+                return lend(it->second);
             }
             changed_.wait(lock);  // being opened or closed by another thread
         }
-        entries_[key] = Entry{State::opening, nullptr, clock_.now()};
+        entries_[key] = Entry{State::opening, nullptr, {}, clock_.now()};
         lock.unlock();
         auto opened = open_log(key, create);
         lock.lock();
@@ -68,14 +67,14 @@ class LogManager::Impl {
         it->second.state = State::open;
         it->second.log = std::move(*opened);
         it->second.last_used = clock_.now();
-        return it->second.log;
+        return lend(it->second);
     }
 
     std::shared_ptr<PartitionLog> get_if_open(std::string_view topic, PartitionId partition) const {
         MutexLock lock(mutex_);
         auto it = entries_.find(Key{std::string(topic), partition.value()});
         if (it == entries_.end() || it->second.state != State::open) return nullptr;
-        return it->second.log;
+        return lend(it->second);
     }
 
     size_t evict_idle(Millis idle) {
@@ -84,9 +83,9 @@ class LogManager::Impl {
         {
             MutexLock lock(mutex_);
             for (auto& [key, entry] : entries_) {
-                // use_count() == 1: only the map holds it, and new holders must come through
-                // this mutex, so it stays unheld until the entry is marked closing.
-                if (entry.state == State::open && entry.log.use_count() == 1 &&
+                // Nobody holds it, and it is lent only under this mutex, so it stays unheld until
+                // the entry is marked closing.
+                if (entry.state == State::open && entry.lent.expired() &&
                     now - entry.last_used > idle) {
                     entry.state = State::closing;
                     victims.emplace_back(key, entry.log);
@@ -118,7 +117,7 @@ class LogManager::Impl {
             MutexLock lock(mutex_);
             auto it = entries_.find(key);
             if (it != entries_.end() && it->second.state == State::open &&
-                it->second.log.use_count() == 1) {
+                it->second.lent.expired()) {
                 it->second.state = State::closing;
                 victims.emplace_back(key, it->second.log);
             }
@@ -159,8 +158,9 @@ class LogManager::Impl {
     Status close_partition(std::string_view topic, PartitionId partition) {
         Key key{std::string(topic), partition.value()};
         std::shared_ptr<PartitionLog> victim;
+        std::weak_ptr<PartitionLog> lent;
         // A log in use (a read in progress holds it) is waited for, briefly; it cannot gain new
-        // holders once it is marked closing.
+        // holders once it is marked closing, and its last holder letting go wakes this wait.
         MonoTime give_up = clock_.now() + Millis(5'000);
         {
             MutexLock lock(mutex_);
@@ -172,11 +172,15 @@ class LogManager::Impl {
             if (it == entries_.end()) return Status::ok();
             it->second.state = State::closing;
             victim = it->second.log;
+            lent = it->second.lent;
         }
-        while (victim.use_count() > 2 && clock_.now() < give_up) {
-            std::this_thread::sleep_for(Millis(5));
+        bool released;
+        {
+            MutexLock lock(released_->mutex);
+            released =
+                clock_.wait_until(lock, released_->wake, give_up, [&] { return lent.expired(); });
         }
-        if (victim.use_count() > 2) {
+        if (!released) {
             MutexLock lock(mutex_);
             entries_[key].state = State::open;
             changed_.notify_all();
@@ -245,9 +249,29 @@ class LogManager::Impl {
     enum class State { opening, open, closing };
     struct Entry {
         State state;
-        std::shared_ptr<PartitionLog> log;
+        std::shared_ptr<PartitionLog> log;         // the map's own reference, never handed out
+        mutable std::weak_ptr<PartitionLog> lent;  // the handle callers hold, while any does
         MonoTime last_used;
     };
+    // Rung whenever the last holder of a lent log lets it go. Shared with every handle, as a handle
+    // may outlive the manager.
+    struct Released {
+        Mutex mutex;
+        CondVar wake;
+    };
+
+    // The log as callers get it: one handle per entry at a time (a copy of the live one, or a new
+    // one), whose last holder letting go rings `released_`.
+    std::shared_ptr<PartitionLog> lend(const Entry& entry) const REQUIRES(mutex_) {
+        if (auto held = entry.lent.lock()) return held;
+        std::shared_ptr<PartitionLog> handle(
+            entry.log.get(), [log = entry.log, released = released_](PartitionLog*) {
+                MutexLock lock(released->mutex);
+                released->wake.notify_all();
+            });
+        entry.lent = handle;
+        return handle;
+    }
     // Shared with every log's listener, so one set_append_listener() reaches logs already open.
     struct ListenerSlot {
         Mutex mutex;
@@ -325,6 +349,7 @@ class LogManager::Impl {
     const LogOptions options_;
     StorageMetrics& metrics_;
     std::shared_ptr<ListenerSlot> listener_;
+    const std::shared_ptr<Released> released_ = std::make_shared<Released>();
 
     mutable Mutex mutex_;
     CondVar changed_;  // an entry changed state, or a topic removal ended

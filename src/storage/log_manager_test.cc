@@ -128,6 +128,56 @@ TEST_F(LogManagerTest, EvictsIdleLogsOnlyWhenUnheldAndReopensThem) {
     EXPECT_EQ((*again)->read(Offset(0), 1, 100)->records.at(0).value, "kept");
 }
 
+// Rule: close_partition waits for every holder of the log to let it go, and closes it as soon as
+// the last one has, without the clock moving; a log still held after 5 s of the clock is left
+// open and the close fails as unavailable.
+TEST_F(LogManagerTest, ClosePartitionWaitsForTheLastHolderForFiveSeconds) {
+    auto held = get("t", 0);
+    auto also_held = held;
+    std::atomic<bool> closed{false};
+    std::thread closer([&] {
+        EXPECT_TRUE(manager_->close_partition("t", PartitionId(0)).is_ok());
+        closed = true;
+    });
+    ASSERT_TRUE(clock_.await_waiters(1));
+    held.reset();
+    ASSERT_TRUE(clock_.await_waiters(1));
+    EXPECT_FALSE(closed.load()) << "closed while a holder still held the log";
+    MonoTime released_at = clock_.now();
+    also_held.reset();
+    closer.join();
+    EXPECT_EQ(clock_.now(), released_at);
+    EXPECT_EQ(manager_->open_count(), 0u);
+
+    auto kept = get("t", 0);
+    Status gave_up;
+    std::thread impatient([&] { gave_up = manager_->close_partition("t", PartitionId(0)); });
+    ASSERT_TRUE(clock_.await_waiters(1));
+    clock_.advance(Millis(4'999));
+    ASSERT_TRUE(clock_.await_waiters(1));
+    clock_.advance(Millis(1));
+    impatient.join();
+    EXPECT_EQ(gave_up.code(), Errc::unavailable);
+    EXPECT_EQ(manager_->open_count(), 1u);
+    append_one(*kept, "still open");
+}
+
+// Rule: on a real clock the last holder letting go of the log ends close_partition's wait at once
+// (it is told, not left to find out at the 5 s limit).
+TEST_F(LogManagerTest, ClosePartitionIsToldWhenTheLastHolderLetsGo) {
+    SystemClock clock;
+    LogManager manager(fs_, clock, io::join_path(root_, "real"), options_);
+    auto held = manager.get("t", PartitionId(0), CreateIfMissing::yes).value();
+    MonoTime asked_at = clock.now();
+    std::thread closer([&] { EXPECT_TRUE(manager.close_partition("t", PartitionId(0)).is_ok()); });
+    // Marked closing: the close has begun and waits for this holder.
+    while (manager.get_if_open("t", PartitionId(0)) != nullptr) std::this_thread::yield();
+    held.reset();
+    closer.join();
+    EXPECT_LT(clock.now() - asked_at, Millis(5'000)) << "the close waited out its limit";
+    EXPECT_EQ(manager.open_count(), 0u);
+}
+
 // Rule: concurrent gets of one partition share one instance.
 TEST_F(LogManagerTest, ConcurrentGetsShareOneInstance) {
     std::vector<std::shared_ptr<PartitionLog>> logs(6);

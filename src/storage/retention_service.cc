@@ -12,7 +12,7 @@ RetentionService::RetentionService(Clock& clock, LogManager& logs, Topics topics
       logs_(logs),
       topics_(std::move(topics)),
       options_(options),
-      loop_("narad-retention", options.check_interval, [this] { run_once(); }) {}
+      loop_("narad-retention", clock, options.check_interval, [this] { run_once(); }) {}
 
 RetentionService::~RetentionService() { stop(); }
 

@@ -78,10 +78,6 @@ class Dispatcher::Impl {
 
     void start();
     void stop();
-    void poke() {
-        MutexLock lock(mutex_);
-        work_cv_.notify_all();
-    }
     DispatcherStats stats() const;
 
   private:
@@ -198,10 +194,10 @@ void Dispatcher::Impl::work() {
             if (waiting_.empty()) {
                 work_cv_.wait(lock);
             } else {
-                // Real time to the earliest retry; with a fake clock, poke() wakes us instead.
-                auto due_in = waiting_.begin()->first - clock_.now();
-                work_cv_.wait_for(lock, std::clamp<std::chrono::nanoseconds>(
-                                            due_in, Millis(1), options_.retry_interval));
+                // Retries are queued in due order (each is now + retry_interval), so the earliest
+                // one is also the next any worker adds a retry before.
+                clock_.wait_until(lock, work_cv_, waiting_.begin()->first,
+                                  [&]() REQUIRES(mutex_) { return stopping_ || !ready_.empty(); });
             }
             continue;
         }
@@ -361,7 +357,6 @@ Dispatcher::~Dispatcher() { stop(); }
 
 void Dispatcher::start() { impl_->start(); }
 void Dispatcher::stop() { impl_->stop(); }
-void Dispatcher::poke() { impl_->poke(); }
 DispatcherStats Dispatcher::stats() const { return impl_->stats(); }
 
 }  // namespace narad::wal

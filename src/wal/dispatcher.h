@@ -94,10 +94,6 @@ class Dispatcher {
 
     DispatcherStats stats() const;
 
-    // Wakes the workers to look at retry due times again now. Workers wake by themselves when the
-    // real time to the earliest retry has passed; a test that advances a FakeClock pokes instead.
-    void poke();
-
   private:
     class Impl;
     std::unique_ptr<Impl> impl_;

@@ -94,7 +94,6 @@ TEST_F(DispatcherRerouteTest, CrashBetweenReappendAndMarkDuplicatesNeverLoses) {
         [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 3; }));
     EXPECT_EQ(pending_at_failpoint.load(), 6u);  // originals + durable copies
     clock_.advance(Millis(1000));
-    dispatcher.poke();
     ASSERT_TRUE(committer_.wait_until(
         [&]() REQUIRES(committer_.mutex()) { return committer_.committed_locked() == 6; }));
     auto values = committer_.all_values();
@@ -133,7 +132,6 @@ void retry_frozen(FakeCommitter& committer, FakeClock& clock, Dispatcher& dispat
             std::this_thread::yield();
         }
         clock.advance(Millis(1000));
-        dispatcher.poke();
     }
 }
 

@@ -160,7 +160,6 @@ TEST_F(WalCrashTest, RandomizedCrashesLoseNoAcknowledgedRecordAndCommitNoneTwice
                     completed.wait_for(lock, testing::kPatience, [&] { return outstanding == 0; }));
             }
             clock_.advance(dispatcher_options.retry_interval);  // flaky partitions retry
-            dispatcher->poke();
         }
 
         if (drain) {
