@@ -230,7 +230,7 @@ void check_ack_batch(const std::string& body, size_t& accepted) {
     for (const std::string& text : handles) {
         auto handle = parse_receipt_handle(text);
         if (!handle) continue;
-        ASSERT_GE(handle->lease_id, 1u) << text;
+        ASSERT_GE(handle->lease_id, LeaseId(1)) << text;
         auto again = parse_receipt_handle(format_receipt_handle(*handle));
         ASSERT_TRUE(again.has_value()) << text;
         ASSERT_EQ(again->partition, handle->partition);

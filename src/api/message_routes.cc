@@ -125,7 +125,7 @@ net::HttpResponse messages_response(const MessageRouteContext& context, const st
         if (i > 0) body += ',';
         const queue::Delivery& m = messages[i];
         std::string handle;
-        if (m.lease_id != 0) {
+        if (m.lease_id != LeaseId(0)) {
             handle = format_receipt_handle(ReceiptHandle{m.partition, m.offset, m.lease_id});
         }
         append_message_json(body, topic, m, handle);
@@ -139,7 +139,7 @@ net::HttpResponse messages_response(const MessageRouteContext& context, const st
     // than when their leases lapse.
     for (size_t i = sent; i < messages.size(); ++i) {
         const queue::Delivery& m = messages[i];
-        if (m.lease_id == 0) continue;
+        if (m.lease_id == LeaseId(0)) continue;
         (void)context.consume.settle(topic, m.partition, m.offset, m.lease_id, queue::Settle::nack);
     }
     if (batch) body += "]}";

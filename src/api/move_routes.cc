@@ -289,12 +289,12 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
                    if (!partition) {
                        return d(error_response(Errc::invalid_argument, "invalid partition"));
                    }
-                   std::string token(r.query_param("token").value_or(""));
+                   FreezeToken token(std::string(r.query_param("token").value_or("")));
                    answer_on_pool(c->pool, std::move(d),
                                   [c, topic = p.get("topic"), partition, token] {
                                       auto handoff = c->handoff.prepare(topic, *partition, token);
                                       if (!handoff.is_ok()) return error_response(handoff.status());
-                                      json body = {{"token", handoff->token},
+                                      json body = {{"token", handoff->token.value()},
                                                    {"listing", listing_json(handoff->listing)}};
                                       return json_response(200, body.dump());
                                   });
@@ -303,8 +303,8 @@ void register_internal_move_routes(Router& router, MoveRouteContext& context) {
                [c](net::HttpRequest r, const PathParams& p, net::Responder d) {
                    auto partition = partition_param(p);
                    auto hwm = number_param<uint64_t>(r, "hwm");
-                   std::string token(r.query_param("token").value_or(""));
-                   if (!partition || !hwm || token.empty()) {
+                   FreezeToken token(std::string(r.query_param("token").value_or("")));
+                   if (!partition || !hwm || token.value().empty()) {
                        return d(error_response(Errc::invalid_argument,
                                                "partition, token and hwm are required"));
                    }
@@ -555,9 +555,9 @@ Result<std::string> PeerSourceClient::read_chunk(const NodeId& source, const std
 }
 
 Result<move::Handoff> PeerSourceClient::prepare(const NodeId& source, const std::string& topic,
-                                                PartitionId partition, const std::string& token) {
+                                                PartitionId partition, const FreezeToken& token) {
     std::string target = move_target(topic, partition, "prepare");
-    if (!token.empty()) target += "?token=" + percent_encode(token);
+    if (!token.value().empty()) target += "?token=" + percent_encode(token.value());
     auto reply = call(source, "POST", target, freeze_timeout_);
     NARAD_RETURN_IF_ERROR(reply_status(reply, "prepare"));
     json body = parse_peer_reply(reply->body);
@@ -566,15 +566,16 @@ Result<move::Handoff> PeerSourceClient::prepare(const NodeId& source, const std:
     }
     NARAD_ASSIGN_OR_RETURN(move::TransferListing listing, listing_from(body["listing"]));
     if (!body["token"].is_string()) return Status(Errc::corrupt, "a freeze token that is not text");
-    return move::Handoff{body["token"].get<std::string>(), std::move(listing)};
+    return move::Handoff{FreezeToken(body["token"].get<std::string>()), std::move(listing)};
 }
 
 Status PeerSourceClient::fence(const NodeId& source, const std::string& topic,
-                               PartitionId partition, const std::string& token, Offset hwm) {
-    auto reply = call(source, "POST",
-                      move_target(topic, partition, "fence") + "?token=" + percent_encode(token) +
-                          "&hwm=" + std::to_string(hwm.value()),
-                      freeze_timeout_);
+                               PartitionId partition, const FreezeToken& token, Offset hwm) {
+    auto reply =
+        call(source, "POST",
+             move_target(topic, partition, "fence") + "?token=" + percent_encode(token.value()) +
+                 "&hwm=" + std::to_string(hwm.value()),
+             freeze_timeout_);
     return reply_status(reply, "fence");
 }
 

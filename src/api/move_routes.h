@@ -76,9 +76,9 @@ class PeerSourceClient final : public move::SourceClient {
                                    PartitionId partition, Offset base, move::ChunkKind kind,
                                    uint64_t offset, uint64_t length) override;
     Result<move::Handoff> prepare(const NodeId& source, const std::string& topic,
-                                  PartitionId partition, const std::string& token) override;
+                                  PartitionId partition, const FreezeToken& token) override;
     Status fence(const NodeId& source, const std::string& topic, PartitionId partition,
-                 const std::string& token, Offset hwm) override;
+                 const FreezeToken& token, Offset hwm) override;
 
   private:
     Result<PeerReply> call(const NodeId& source, std::string_view method, const std::string& target,

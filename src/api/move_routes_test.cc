@@ -25,9 +25,10 @@ TEST(PeerSourceClientTest, HungSourceHoldsTheFreezeRequestOnlyForTheFreezeTtl) {
     HungSource peers;
     PeerSourceClient client(peers, Millis(30'000), Millis(6'000));
     const NodeId source("n4");
-    EXPECT_EQ(client.prepare(source, "t", PartitionId(1), "").status().code(),
+    EXPECT_EQ(client.prepare(source, "t", PartitionId(1), FreezeToken()).status().code(),
               Errc::unknown_outcome);
-    EXPECT_FALSE(client.fence(source, "t", PartitionId(1), "token", Offset(7)).is_ok());
+    EXPECT_FALSE(
+        client.fence(source, "t", PartitionId(1), FreezeToken("token"), Offset(7)).is_ok());
     EXPECT_FALSE(client.list(source, "t", PartitionId(1)).is_ok());
     ASSERT_EQ(peers.calls.size(), 3u);
     EXPECT_NE(peers.calls[0].first.find("prepare"), std::string::npos);
@@ -41,7 +42,7 @@ TEST(PeerSourceClientTest, HungSourceHoldsTheFreezeRequestOnlyForTheFreezeTtl) {
 TEST(PeerSourceClientTest, FreezeTimeoutNeverExceedsTheRequestTimeout) {
     HungSource peers;
     PeerSourceClient client(peers, Millis(30'000), Millis(120'000));
-    (void)client.prepare(NodeId("n4"), "t", PartitionId(1), "");
+    (void)client.prepare(NodeId("n4"), "t", PartitionId(1), FreezeToken());
     ASSERT_EQ(peers.calls.size(), 1u);
     EXPECT_EQ(peers.calls[0].second, Millis(30'000));
 }

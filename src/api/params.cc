@@ -250,7 +250,7 @@ Result<AckAction> parse_ack_extend(std::string_view raw_query) {
 
 std::string format_receipt_handle(const ReceiptHandle& handle) {
     return std::to_string(handle.partition.value()) + ":" + std::to_string(handle.offset.value()) +
-           ":" + std::to_string(handle.lease_id);
+           ":" + std::to_string(handle.lease_id.value());
 }
 
 std::optional<ReceiptHandle> parse_receipt_handle(std::string_view text) {
@@ -271,7 +271,8 @@ std::optional<ReceiptHandle> parse_receipt_handle(std::string_view text) {
         parts[1] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) || parts[2] == 0) {
         return std::nullopt;
     }
-    return ReceiptHandle{PartitionId(static_cast<uint32_t>(parts[0])), Offset(parts[1]), parts[2]};
+    return ReceiptHandle{PartitionId(static_cast<uint32_t>(parts[0])), Offset(parts[1]),
+                         LeaseId(parts[2])};
 }
 
 Result<ConsumeParams> parse_consume_params(

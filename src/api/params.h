@@ -57,7 +57,7 @@ Result<AckAction> parse_extend(std::string_view value);
 struct ReceiptHandle {
     PartitionId partition;
     Offset offset;
-    uint64_t lease_id = 0;
+    LeaseId lease_id;
 };
 std::string format_receipt_handle(const ReceiptHandle& handle);
 // Strict: three runs of ASCII digits separated by ':'; lease >= 1.

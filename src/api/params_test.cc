@@ -45,7 +45,7 @@ TEST(ParamsTest, ReceiptHandles) {
     auto handle = parse_receipt_handle("3:1024:77").value();
     EXPECT_EQ(handle.partition.value(), 3u);
     EXPECT_EQ(handle.offset.value(), 1024u);
-    EXPECT_EQ(handle.lease_id, 77u);
+    EXPECT_EQ(handle.lease_id, LeaseId(77));
     EXPECT_EQ(format_receipt_handle(handle), "3:1024:77");
     for (const char* bad :
          {"", "1:2", "1:2:3:4", "a:2:3", "1::3", "-1:2:3", "1:2:0", " 1:2:3", "99999999999:1:1"}) {

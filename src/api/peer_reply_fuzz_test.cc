@@ -256,7 +256,8 @@ TEST(PeerReplyFuzzTest, PrepareRepliesAreRefusedOrReadExactly) {
         script(peer, rng, valid.dump(), kListingKeys, status, body);
         Result<move::Handoff> handoff = Status(Errc::internal, "not decoded");
         try {
-            handoff = client.prepare(NodeId("n2"), "t", PartitionId(1), pick(rng, 2) ? "" : "tok");
+            handoff = client.prepare(NodeId("n2"), "t", PartitionId(1),
+                                     FreezeToken(pick(rng, 2) ? "" : "tok"));
         } catch (const std::exception& e) {
             FAIL() << "prepare threw \"" << e.what() << "\" on " << printable(body);
         }
@@ -276,7 +277,7 @@ TEST(PeerReplyFuzzTest, PrepareRepliesAreRefusedOrReadExactly) {
         json dom = json::parse(body, nullptr, false);
         ASSERT_TRUE(dom.is_object()) << printable(body);
         ASSERT_TRUE(dom.at("token").is_string()) << printable(body);
-        ASSERT_EQ(dom.at("token").get<std::string>(), handoff->token);
+        ASSERT_EQ(dom.at("token").get<std::string>(), handoff->token.value());
         ASSERT_NO_FATAL_FAILURE(expect_listing_is(handoff->listing, dom.at("listing"), body))
             << "iteration " << i;
     }
@@ -299,7 +300,8 @@ TEST(PeerReplyFuzzTest, ChunkAndFenceRepliesMapAsDocumented) {
             chunk = client.read_chunk(NodeId("n2"), "t", PartitionId(1), Offset(0),
                                       pick(rng, 2) ? move::ChunkKind::log : move::ChunkKind::index,
                                       rng() >> 1, rng() >> 1);
-            fenced = client.fence(NodeId("n2"), "t", PartitionId(1), "tok", Offset(rng()));
+            fenced =
+                client.fence(NodeId("n2"), "t", PartitionId(1), FreezeToken("tok"), Offset(rng()));
         } catch (const std::exception& e) {
             FAIL() << "chunk or fence threw \"" << e.what() << "\"";
         }

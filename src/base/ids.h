@@ -47,6 +47,14 @@ using WalSeq = NamedType<uint64_t, struct WalSeqTag>;
 // a node that comes back with an empty WAL never collides with its earlier sequence numbers.
 using IngressId = NamedType<uint64_t, struct IngressIdTag>;
 
+// One reservation of one offset by one consume: unique per reservation, never reused (also across
+// restarts), so a receipt handle names exactly one delivery. 0 names none (a read-only replay).
+using LeaseId = NamedType<uint64_t, struct LeaseIdTag>;
+
+// Names one freeze of a partition for a move: random, fresh each time the source freezes the
+// partition, held in the metastore's freeze key; the flip compares it. Empty names none.
+using FreezeToken = NamedType<std::string, struct FreezeTokenTag>;
+
 // A node's name in the cluster (defaults to the host name).
 using NodeId = NamedType<std::string, struct NodeIdTag>;
 

@@ -68,12 +68,12 @@ class EtcdMetaStore final : public MetaStore {
     Result<size_t> set_targets(const std::vector<TargetChange>& changes) override;
     Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
                                       const NodeId& target,
-                                      const std::string& freeze_token) override;
+                                      const FreezeToken& freeze_token) override;
     Result<FlipOutcome> force_promote(const PartitionKey& partition, const NodeId& source,
                                       const NodeId& target) override;
     Result<std::optional<Assignment>> read_assignment(const PartitionKey& partition) override;
     Result<std::optional<Topic>> read_topic(std::string_view name) override;
-    Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
+    Result<int64_t> hold_freeze(const PartitionKey& partition, const FreezeToken& token,
                                 Millis ttl) override;
     Status renew_freeze(int64_t lease) override;
     Status release_freeze(int64_t lease) override;

@@ -157,7 +157,7 @@ class FakeMetaStore final : public MetaStore {
 
     Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
                                       const NodeId& target,
-                                      const std::string& freeze_token) override {
+                                      const FreezeToken& freeze_token) override {
         return flip(partition, source, target, FlipOutcome::freeze_lapsed, [&](const MetaState&) {
             MutexLock lock(mutex_);
             for (const auto& [lease, held] : freezes_) {
@@ -175,7 +175,7 @@ class FakeMetaStore final : public MetaStore {
                     });
     }
 
-    Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
+    Result<int64_t> hold_freeze(const PartitionKey& partition, const FreezeToken& token,
                                 Millis) override {
         MutexLock lock(mutex_);
         std::erase_if(freezes_, [&](const auto& entry) { return entry.second.first == partition; });
@@ -274,7 +274,7 @@ class FakeMetaStore final : public MetaStore {
     MetaSnapshot snapshot_ GUARDED_BY(mutex_);
     std::map<uint64_t, std::function<void(const MetaSnapshot&)>> watchers_ GUARDED_BY(write_mutex_);
     uint64_t next_watch_id_ GUARDED_BY(write_mutex_) = 1;
-    std::map<int64_t, std::pair<PartitionKey, std::string>> freezes_ GUARDED_BY(mutex_);
+    std::map<int64_t, std::pair<PartitionKey, FreezeToken>> freezes_ GUARDED_BY(mutex_);
     int64_t next_lease_ GUARDED_BY(mutex_) = 1;
 };
 

@@ -30,7 +30,7 @@ Result<std::optional<User>> MetaStore::change_user(std::string_view, const UserC
 
 Result<size_t> MetaStore::set_targets(const std::vector<TargetChange>&) { return no_moves(); }
 Result<FlipOutcome> MetaStore::complete_move(const PartitionKey&, const NodeId&, const NodeId&,
-                                             const std::string&) {
+                                             const FreezeToken&) {
     return no_moves();
 }
 Result<FlipOutcome> MetaStore::force_promote(const PartitionKey&, const NodeId&, const NodeId&) {
@@ -46,7 +46,7 @@ Result<std::optional<Assignment>> MetaStore::read_assignment(const PartitionKey&
     const Assignment* found = view->find_assignment(partition.topic, partition.partition);
     return found == nullptr ? std::optional<Assignment>() : std::optional<Assignment>(*found);
 }
-Result<int64_t> MetaStore::hold_freeze(const PartitionKey&, const std::string&, Millis) {
+Result<int64_t> MetaStore::hold_freeze(const PartitionKey&, const FreezeToken&, Millis) {
     return no_moves();
 }
 Status MetaStore::renew_freeze(int64_t) { return no_moves(); }

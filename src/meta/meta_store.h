@@ -86,7 +86,7 @@ class MetaStore {
     // Errc::unknown_outcome: the caller resolves it by reading.
     virtual Result<FlipOutcome> complete_move(const PartitionKey& partition, const NodeId& source,
                                               const NodeId& target,
-                                              const std::string& freeze_token);
+                                              const FreezeToken& freeze_token);
     // Force-promote (the source is dead): owner := target without a freeze, only if the
     // assignment is still {source, target}, the source's liveness key is absent and the
     // controller has declared it dead. Lost reply: Errc::unknown_outcome.
@@ -97,7 +97,7 @@ class MetaStore {
     // A linearizable read of one assignment (nullopt: none).
     virtual Result<std::optional<Assignment>> read_assignment(const PartitionKey& partition);
     // The source's freeze key: written with `token` under a new lease of `ttl`; returns the lease.
-    virtual Result<int64_t> hold_freeze(const PartitionKey& partition, const std::string& token,
+    virtual Result<int64_t> hold_freeze(const PartitionKey& partition, const FreezeToken& token,
                                         Millis ttl);
     // Keeps a freeze lease alive for another TTL; not_found once it expired.
     virtual Status renew_freeze(int64_t lease);

@@ -161,9 +161,9 @@ Result<std::string> HandoffService::read_chunk(const std::string& topic, Partiti
 }
 
 Result<Handoff> HandoffService::prepare(const std::string& topic, PartitionId partition,
-                                        const std::string& token) {
+                                        const FreezeToken& token) {
     NARAD_RETURN_IF_ERROR(check_owner(topic, partition));
-    if (!token.empty()) return rearm(topic, partition, token);
+    if (!token.value().empty()) return rearm(topic, partition, token);
     MutexLock serial(prepare_mutex_);
     return freeze(topic, partition);
 }
@@ -186,7 +186,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
         WriterLock produce(gate->produce);
         gate->frozen = true;
     }
-    std::string token = random_hex(16);
+    FreezeToken token(random_hex(16));
     auto lease = store_.hold_freeze(key, token, options_.freeze_ttl);
     if (!lease.is_ok()) {
         bool held_before;
@@ -225,7 +225,7 @@ Result<Handoff> HandoffService::freeze(const std::string& topic, PartitionId par
     return Handoff{token, std::move(*listing)};
 }
 
-Status HandoffService::renew(const Key& key, const std::string& token) {
+Status HandoffService::renew(const Key& key, const FreezeToken& token) {
     int64_t lease = 0;
     {
         MutexLock lock(mutex_);
@@ -257,14 +257,14 @@ Status HandoffService::renew(const Key& key, const std::string& token) {
 }
 
 Result<Handoff> HandoffService::rearm(const std::string& topic, PartitionId partition,
-                                      const std::string& token) {
+                                      const FreezeToken& token) {
     NARAD_RETURN_IF_ERROR(renew(Key{topic, partition}, token));
     NARAD_ASSIGN_OR_RETURN(TransferListing listing, read_listing(topic, partition));
     return Handoff{token, std::move(listing)};
 }
 
 Status HandoffService::fence(const std::string& topic, PartitionId partition,
-                             const std::string& token, Offset hwm) {
+                             const FreezeToken& token, Offset hwm) {
     NARAD_RETURN_IF_ERROR(check_owner(topic, partition));
     NARAD_RETURN_IF_ERROR(renew(Key{topic, partition}, token));
     // Under the freeze nothing commits, so the open log's watermark is final.

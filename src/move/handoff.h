@@ -66,8 +66,8 @@ class HandoffService {
     Result<std::string> read_chunk(const std::string& topic, PartitionId partition, Offset base,
                                    ChunkKind kind, uint64_t offset, uint64_t length);
     Result<Handoff> prepare(const std::string& topic, PartitionId partition,
-                            const std::string& token);
-    Status fence(const std::string& topic, PartitionId partition, const std::string& token,
+                            const FreezeToken& token);
+    Status fence(const std::string& topic, PartitionId partition, const FreezeToken& token,
                  Offset hwm);
 
     // Lifts freezes whose TTL passed (see the file comment). Called about every second.
@@ -84,7 +84,7 @@ class HandoffService {
 
   private:
     struct Freeze {
-        std::string token;
+        FreezeToken token;
         int64_t lease = 0;
         MonoTime started;
         MonoTime deadline;
@@ -99,9 +99,9 @@ class HandoffService {
                                                     PartitionId partition);
     Result<Handoff> freeze(const std::string& topic, PartitionId partition);
     Result<Handoff> rearm(const std::string& topic, PartitionId partition,
-                          const std::string& token);
+                          const FreezeToken& token);
     // Extends the live freeze `token` names, here and in the metastore; conflict once it lapsed.
-    Status renew(const Key& key, const std::string& token);
+    Status renew(const Key& key, const FreezeToken& token);
     // Ends a freeze: revoke, read, then reopen or close.
     void lift(const Key& key) EXCLUDES(mutex_);
     void close_partition(const Key& key);

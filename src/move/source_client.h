@@ -30,10 +30,10 @@ class SourceClient {
     // PrepareHandoff: an empty token freezes the partition and returns a fresh token; a token
     // re-arms that freeze (conflict if it lapsed).
     virtual Result<Handoff> prepare(const NodeId& source, const std::string& topic,
-                                    PartitionId partition, const std::string& token) = 0;
+                                    PartitionId partition, const FreezeToken& token) = 0;
     // The fence before install: the freeze must still hold and the high watermark equal `hwm`.
     virtual Status fence(const NodeId& source, const std::string& topic, PartitionId partition,
-                         const std::string& token, Offset hwm) = 0;
+                         const FreezeToken& token, Offset hwm) = 0;
 };
 
 }  // namespace narad::move

@@ -54,7 +54,7 @@ struct TransferListing {
 
 // PrepareHandoff's answer: the freeze token and the listing read under the freeze.
 struct Handoff {
-    std::string token;
+    FreezeToken token;
     TransferListing listing;
 };
 

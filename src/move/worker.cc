@@ -44,7 +44,7 @@ std::string_view move_phase_name(MovePhase phase) {
 class MoveWorker::Rearm {
   public:
     Rearm(Clock& clock, SourceClient& source, NodeId node, meta::PartitionKey partition,
-          std::string token, Millis every)
+          FreezeToken token, Millis every)
         : clock_(clock),
           source_(source),
           node_(std::move(node)),
@@ -86,7 +86,7 @@ class MoveWorker::Rearm {
     SourceClient& source_;
     NodeId node_;
     meta::PartitionKey partition_;
-    std::string token_;
+    FreezeToken token_;
     Millis every_;
     std::atomic<bool> lapsed_{false};
     Mutex mutex_;
@@ -381,7 +381,8 @@ void MoveWorker::remember(const TransferListing& listing) {
 MoveWorker::Attempt MoveWorker::freeze_and_flip() {
     const MoveOptions& options = context_.options;
     set_phase(MovePhase::freezing);
-    auto handoff = context_.source.prepare(source_, partition_.topic, partition_.partition, "");
+    auto handoff =
+        context_.source.prepare(source_, partition_.topic, partition_.partition, FreezeToken());
     if (!handoff.is_ok()) {
         note_error(handoff.status().with_context("freezing the source"));
         return Attempt::retry;
@@ -520,7 +521,7 @@ MoveWorker::Attempt MoveWorker::took_ownership(Promotion promotion) {
     return Attempt::done;
 }
 
-MoveWorker::Attempt MoveWorker::flip(const std::string& token, Offset hwm) {
+MoveWorker::Attempt MoveWorker::flip(const FreezeToken& token, Offset hwm) {
     set_phase(MovePhase::flipping);
     NARAD_FAILPOINT("move.before_flip");
     // A proposal lost before the leader applied it is an unknown outcome too.
@@ -668,7 +669,7 @@ MoveWorker::Attempt MoveWorker::force_promote(Offset hwm) {
     if (!lost.is_ok()) outcome = Status(Errc::unknown_outcome, "the flip's reply was lost");
     if (!outcome.is_ok()) {
         note_error(outcome.status().with_context("the force-promote's outcome is unknown"));
-        return resolve("", hwm, Promotion::forced);
+        return resolve(FreezeToken(), hwm, Promotion::forced);
     }
     switch (*outcome) {
         case meta::FlipOutcome::flipped:
@@ -700,7 +701,7 @@ MoveWorker::Attempt MoveWorker::force_promote(Offset hwm) {
     return Attempt::ended;
 }
 
-MoveWorker::Attempt MoveWorker::resolve(const std::string& token, Offset hwm, Promotion promotion) {
+MoveWorker::Attempt MoveWorker::resolve(const FreezeToken& token, Offset hwm, Promotion promotion) {
     // A lost reply is not a refusal: keep the install until a read proves the flip did not
     // commit, and only a read that starts unknown_settle after the last unknown proposal counts.
     set_phase(MovePhase::resolving);

@@ -187,9 +187,9 @@ class MoveWorker {
     Attempt unverifiable(const Status& verified);
     Attempt took_ownership(Promotion promotion);
     MoveMarker marker_for(Offset hwm, Promotion promotion);
-    Attempt flip(const std::string& token, Offset hwm);
+    Attempt flip(const FreezeToken& token, Offset hwm);
     // Resolves a flip (or a force-promote) whose outcome is unknown.
-    Attempt resolve(const std::string& token, Offset hwm, Promotion promotion);
+    Attempt resolve(const FreezeToken& token, Offset hwm, Promotion promotion);
     Status install();
     // Takes this move's install back to staging; conflict (and nothing moved) when the path no
     // longer holds it.

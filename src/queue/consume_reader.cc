@@ -175,7 +175,7 @@ Result<std::optional<Delivery>> ConsumeReader::replay(std::string_view topic, Pa
     storage::StoredRecord& record_read = read->records.front();
     return std::optional<Delivery>(
         Delivery{partition, record_read.offset, std::move(record_read.key),
-                 std::move(record_read.value), record_read.timestamp_ms, 0});
+                 std::move(record_read.value), record_read.timestamp_ms, LeaseId(0)});
 }
 
 uint32_t ConsumeReader::next_start(const std::string& topic, uint32_t partitions) {

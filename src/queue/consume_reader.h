@@ -35,7 +35,7 @@ struct Delivery {
     std::string key;
     std::string value;
     int64_t timestamp_ms = 0;
-    uint64_t lease_id = 0;  // 0 for a read-only replay
+    LeaseId lease_id;  // none (0) for a read-only replay
 };
 
 struct ConsumeRequest {

@@ -85,7 +85,7 @@ std::vector<Lease> PartitionQueue::reserve(Offset high_watermark, size_t max) {
     return leases;
 }
 
-Status PartitionQueue::ack(Offset offset, uint64_t lease_id) {
+Status PartitionQueue::ack(Offset offset, LeaseId lease_id) {
     MutexLock lock(mutex_);
     expire_leases_locked();
     auto found = find_lease_locked(offset, lease_id);
@@ -97,7 +97,7 @@ Status PartitionQueue::ack(Offset offset, uint64_t lease_id) {
     return Status::ok();
 }
 
-Result<MonoTime> PartitionQueue::extend(Offset offset, uint64_t lease_id) {
+Result<MonoTime> PartitionQueue::extend(Offset offset, LeaseId lease_id) {
     MutexLock lock(mutex_);
     expire_leases_locked();
     NARAD_ASSIGN_OR_RETURN(Lease * lease, find_lease_locked(offset, lease_id));
@@ -107,7 +107,7 @@ Result<MonoTime> PartitionQueue::extend(Offset offset, uint64_t lease_id) {
     return lease->deadline;
 }
 
-Status PartitionQueue::nack(Offset offset, uint64_t lease_id, std::string_view reason) {
+Status PartitionQueue::nack(Offset offset, LeaseId lease_id, std::string_view reason) {
     MutexLock lock(mutex_);
     expire_leases_locked();
     NARAD_ASSIGN_OR_RETURN(Lease * lease, find_lease_locked(offset, lease_id));
@@ -205,7 +205,7 @@ QueueStats PartitionQueue::stats() const {
     };
 }
 
-Result<Lease*> PartitionQueue::find_lease_locked(Offset offset, uint64_t lease_id) {
+Result<Lease*> PartitionQueue::find_lease_locked(Offset offset, LeaseId lease_id) {
     // Lapsed leases were ended by the caller's expire_leases_locked(), so a lease found here is
     // live; any other handle (unknown, superseded, lapsed) is gone.
     auto it = in_flight_.find(offset);
@@ -224,7 +224,7 @@ void PartitionQueue::end_lease_locked(const Lease& lease) {
 Lease PartitionQueue::grant_lease_locked(Offset offset, uint32_t delivery) {
     uint64_t id = next_lease_id_++;
     if (id == 0) id = next_lease_id_++;  // 0 means "no lease" in handles; skip it on wrap-around
-    Lease lease{offset, id, clock_.now() + limits_.visibility_timeout, delivery};
+    Lease lease{offset, LeaseId(id), clock_.now() + limits_.visibility_timeout, delivery};
     in_flight_.emplace(offset, lease);
     by_deadline_.emplace(lease.deadline, offset);
     return lease;

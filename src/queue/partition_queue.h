@@ -63,11 +63,10 @@ struct ConsumerPosition {
     bool operator==(const ConsumerPosition&) const = default;
 };
 
-// A lease on one offset. `lease_id` is unique per reservation (never reused, also across restarts),
-// so a receipt handle names exactly one delivery.
+// A lease on one offset.
 struct Lease {
     Offset offset;
-    uint64_t lease_id = 0;
+    LeaseId lease_id;
     MonoTime deadline;
     uint32_t delivery = 1;  // 1 for the first delivery, 2 for the first redelivery, ...
 };
@@ -90,11 +89,11 @@ class PartitionQueue {
     // in-flight cap is reached.
     std::vector<Lease> reserve(Offset high_watermark, size_t max);
 
-    Status ack(Offset offset, uint64_t lease_id);
+    Status ack(Offset offset, LeaseId lease_id);
     // Restarts the lease's visibility window; returns the new deadline.
-    Result<MonoTime> extend(Offset offset, uint64_t lease_id);
+    Result<MonoTime> extend(Offset offset, LeaseId lease_id);
     // `reason` (at most kMaxNackReasonBytes are kept) goes with the offset's dead letter.
-    Status nack(Offset offset, uint64_t lease_id, std::string_view reason = {});
+    Status nack(Offset offset, LeaseId lease_id, std::string_view reason = {});
 
     // The offsets waiting for their dead letter, lowest first.
     std::vector<Exhausted> exhausted() const;
@@ -121,7 +120,7 @@ class PartitionQueue {
 
   private:
     // Why a lease check failed, or the lease it found.
-    Result<Lease*> find_lease_locked(Offset offset, uint64_t lease_id) REQUIRES(mutex_);
+    Result<Lease*> find_lease_locked(Offset offset, LeaseId lease_id) REQUIRES(mutex_);
     void end_lease_locked(const Lease& lease) REQUIRES(mutex_);
     Lease grant_lease_locked(Offset offset, uint32_t delivery) REQUIRES(mutex_);
     size_t expire_leases_locked() REQUIRES(mutex_);

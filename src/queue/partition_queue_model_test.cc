@@ -22,7 +22,7 @@ class Model {
   public:
     enum class State { unread, leased, redeliver, acked };
     struct Held {
-        uint64_t lease_id;
+        LeaseId lease_id;
         MonoTime deadline;
         uint32_t delivery;
     };
@@ -85,11 +85,11 @@ class Model {
         leases_[offset] = Held{lease.lease_id, lease.deadline, lease.delivery};
     }
     // The code ack/extend/nack must answer for (offset, lease_id) before any cap check.
-    bool current(uint64_t offset, uint64_t lease_id) const {
+    bool current(uint64_t offset, LeaseId lease_id) const {
         auto it = leases_.find(offset);
         return it != leases_.end() && it->second.lease_id == lease_id;
     }
-    Errc expected_ack(uint64_t offset, uint64_t lease_id) const {
+    Errc expected_ack(uint64_t offset, LeaseId lease_id) const {
         if (!current(offset, lease_id)) return Errc::gone;
         return Errc::ok;  // never refused for the cap: it gates delivery
     }
@@ -239,7 +239,7 @@ class ModelRun {
     }
     void do_bogus() {
         uint64_t offset = pick(0, hwm_ + 2);
-        EXPECT_EQ(queue_.ack(Offset(offset), 0).code(), Errc::gone);
+        EXPECT_EQ(queue_.ack(Offset(offset), LeaseId(0)).code(), Errc::gone);
     }
     void check_state() {
         model_.expire(clock_.now());
@@ -262,7 +262,7 @@ class ModelRun {
     PartitionQueue queue_;
     Model model_;
     std::vector<Lease> handles_;
-    std::set<uint64_t> lease_ids_;
+    std::set<LeaseId> lease_ids_;
 };
 
 QueueLimits limits_for_seed(uint64_t seed) {

@@ -123,8 +123,8 @@ TEST_F(PartitionQueueTest, UnknownOrMismatchedLeaseIdIsGone) {
     ASSERT_EQ(leases.size(), 2u);
     EXPECT_EQ(queue.ack(Offset(5), leases[0].lease_id).code(), Errc::gone);  // never leased
     EXPECT_EQ(queue.ack(Offset(0), leases[1].lease_id).code(), Errc::gone);  // another's id
-    EXPECT_EQ(queue.ack(Offset(0), leases[0].lease_id + 1000).code(), Errc::gone);
-    EXPECT_EQ(queue.extend(Offset(0), 0).code(), Errc::gone);
+    EXPECT_EQ(queue.ack(Offset(0), LeaseId(leases[0].lease_id.value() + 1000)).code(), Errc::gone);
+    EXPECT_EQ(queue.extend(Offset(0), LeaseId(0)).code(), Errc::gone);
     EXPECT_EQ(queue.nack(Offset(1), leases[0].lease_id).code(), Errc::gone);
     EXPECT_EQ(queue.stats().in_flight, 2u);
 
@@ -293,11 +293,11 @@ TEST_F(PartitionQueueTest, StartPositionDropsAckedAheadBelowTheFrontier) {
 // Rule: lease ids are unique per reservation, also between two queues started from the same state
 // (as after a restart).
 TEST_F(PartitionQueueTest, LeaseIdsAreNeverReusedAcrossRestarts) {
-    std::set<uint64_t> ids;
+    std::set<LeaseId> ids;
     for (int restart = 0; restart < 3; ++restart) {
         PartitionQueue queue = make();
         for (const Lease& lease : queue.reserve(Offset(100), 100)) {
-            EXPECT_NE(lease.lease_id, 0u);
+            EXPECT_NE(lease.lease_id, LeaseId(0));
             EXPECT_TRUE(ids.insert(lease.lease_id).second);
         }
     }

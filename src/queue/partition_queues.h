@@ -48,7 +48,7 @@ struct ExhaustedMessage {
 struct HeldLease {
     PartitionId partition;
     Offset offset;
-    uint64_t lease_id = 0;
+    LeaseId lease_id;
 };
 
 // The queue limits a topic's record sets.
