@@ -16,16 +16,8 @@ using nlohmann::json;
 
 class ApiConformanceTest : public ::testing::Test {
   protected:
-    static void SetUpTestSuite() {
-        dir_ = new TempDir();
-        node_ = new NodeProcess(dir_->path() + "/data", {});
-        node_->start();
-    }
-    static void TearDownTestSuite() {
-        EXPECT_EQ(node_->stop(), 0);
-        delete node_;
-        delete dir_;
-    }
+    static void SetUpTestSuite() { node_ = suite_.start(); }
+    static void TearDownTestSuite() { suite_.stop(); }
 
     net::HttpResponse call(std::string_view method, std::string_view target,
                            std::string_view body = {},
@@ -54,12 +46,12 @@ class ApiConformanceTest : public ::testing::Test {
         return json::parse(response.body, nullptr, false);
     }
 
-    static TempDir* dir_;
+    static SuiteNode suite_;
     static NodeProcess* node_;
     net::HttpClient client_ = node_->client();
 };
 
-TempDir* ApiConformanceTest::dir_ = nullptr;
+SuiteNode ApiConformanceTest::suite_;
 NodeProcess* ApiConformanceTest::node_ = nullptr;
 
 // Rule: health, readiness and metrics answer without auth in Narad's shapes.

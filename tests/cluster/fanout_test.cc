@@ -86,16 +86,8 @@ void expect_never_early(const NodeProcess& node, const std::string& parent,
 
 class FanoutConformanceTest : public ::testing::Test {
   protected:
-    static void SetUpTestSuite() {
-        dir_ = new TempDir();
-        node_ = new NodeProcess(dir_->path() + "/data", {});
-        node_->start();
-    }
-    static void TearDownTestSuite() {
-        EXPECT_EQ(node_->stop(), 0);
-        delete node_;
-        delete dir_;
-    }
+    static void SetUpTestSuite() { node_ = suite_.start(); }
+    static void TearDownTestSuite() { suite_.stop(); }
 
     Answer post(const std::string& target, const json& body) {
         return call(*node_, "POST", target, body.dump());
@@ -136,11 +128,11 @@ class FanoutConformanceTest : public ::testing::Test {
         return by_key;
     }
 
-    static TempDir* dir_;
+    static SuiteNode suite_;
     static NodeProcess* node_;
 };
 
-TempDir* FanoutConformanceTest::dir_ = nullptr;
+SuiteNode FanoutConformanceTest::suite_;
 NodeProcess* FanoutConformanceTest::node_ = nullptr;
 
 // Narad's TestFanoutEndToEnd: no backfill, keyed copies in per-key order, the listing with lag

@@ -175,6 +175,19 @@ void NodeProcess::start() {
         << "node " << options_.node_id << " did not become ready; see " << log_path();
 }
 
+NodeProcess* SuiteNode::start(NodeOptions options) {
+    dir_ = std::make_unique<TempDir>();
+    node_ = std::make_unique<NodeProcess>(data_directory(), std::move(options));
+    node_->start();
+    return node_.get();
+}
+
+void SuiteNode::stop() {
+    if (node_) EXPECT_EQ(node_->stop(), 0) << "the suite's node did not exit cleanly";
+    node_.reset();
+    dir_.reset();
+}
+
 int NodeProcess::stop() {
     if (pid_ <= 0) return -1;
     ::kill(pid_, SIGCONT);

@@ -192,6 +192,23 @@ class Network {
     std::map<int, std::set<int>> cuts_;  // from -> to
 };
 
+// One node that every test of a suite shares, in a temporary data directory: a suite's
+// SetUpTestSuite() starts it, its TearDownTestSuite() stops it and fails the suite unless the node
+// exited cleanly.
+class SuiteNode {
+  public:
+    // Starts the node (a fatal gtest failure if it does not become ready) and returns it.
+    NodeProcess* start(NodeOptions options = {});
+    // Stops the node (expecting exit code 0) and removes its directory.
+    void stop();
+    // The node's data directory.
+    std::string data_directory() const { return dir_->path() + "/data"; }
+
+  private:
+    std::unique_ptr<TempDir> dir_;
+    std::unique_ptr<NodeProcess> node_;
+};
+
 struct ClusterOptions {
     int nodes = 3;
     // Run every node in its own network namespace (Cluster::network()), so links can be cut.

@@ -683,19 +683,13 @@ std::string error_text(const WireResponse& response) {
 class SdkClientTest : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {
-        dir_ = new TempDir();
         NodeOptions options;
         // The consume cap at the SDK's largest batch, so one batch poll fills it (see
         // ThrottledConsumeCarriesRetryAfter); every other test has one poll in flight at most.
         options.env["NARAD_HTTP_MAX_CONSUME_IN_FLIGHT_PER_IDENTITY"] = "100";
-        node_ = new NodeProcess(dir_->path() + "/data", options);
-        node_->start();
+        node_ = suite_.start(options);
     }
-    static void TearDownTestSuite() {
-        EXPECT_EQ(node_->stop(), 0);
-        delete node_;
-        delete dir_;
-    }
+    static void TearDownTestSuite() { suite_.stop(); }
 
     static uint16_t port() { return node_->port(); }
     static WireResponse send(const SdkCall& call) { return send_call(port(), call); }
@@ -764,11 +758,11 @@ class SdkClientTest : public ::testing::Test {
         return statuses;
     }
 
-    static TempDir* dir_;
+    static SuiteNode suite_;
     static NodeProcess* node_;
 };
 
-TempDir* SdkClientTest::dir_ = nullptr;
+SuiteNode SdkClientTest::suite_;
 NodeProcess* SdkClientTest::node_ = nullptr;
 
 // Rule: single produces of a marshalled struct (application/json, with a key), of binary bytes

@@ -103,24 +103,16 @@ void make_topic(const NodeProcess& node, const std::string& credentials, const s
 
 class SecurityTest : public ::testing::Test {
   protected:
-    static void SetUpTestSuite() {
-        dir_ = new TempDir();
-        node_ = new NodeProcess(dir_->path() + "/data", secured());
-        node_->start();
-    }
-    static void TearDownTestSuite() {
-        EXPECT_EQ(node_->stop(), 0);
-        delete node_;
-        delete dir_;
-    }
+    static void SetUpTestSuite() { node_ = suite_.start(secured()); }
+    static void TearDownTestSuite() { suite_.stop(); }
     static const NodeProcess& node() { return *node_; }
-    static std::string data_dir() { return dir_->path() + "/data"; }
+    static std::string data_dir() { return suite_.data_directory(); }
 
-    static TempDir* dir_;
+    static SuiteNode suite_;
     static NodeProcess* node_;
 };
 
-TempDir* SecurityTest::dir_ = nullptr;
+SuiteNode SecurityTest::suite_;
 NodeProcess* SecurityTest::node_ = nullptr;
 
 // Rule: a request whose head already shows it cannot pass (no credentials, a user that does not
