@@ -450,6 +450,20 @@ class BlockingConnection::Impl {
         NARAD_ASSERT(done, "a client operation did not complete after it was closed");
     }
 
+    // Starts an operation with `start(callback)` and runs the loop until the callback has its
+    // result.
+    template <typename Result, typename Start>
+    Result run(Start start) {
+        bool done = false;
+        Result result;
+        start([&](const auto& outcome) {
+            result = outcome;
+            done = true;
+        });
+        wait(done);
+        return result;
+    }
+
     asio::io_context loop{1};
     ClientConnection connection;
     bool read_pending = false;
@@ -461,39 +475,22 @@ BlockingConnection::BlockingConnection(std::shared_ptr<const ConnectionTarget> t
 BlockingConnection::~BlockingConnection() = default;
 
 Status BlockingConnection::connect(Millis timeout) {
-    bool done = false;
-    Status result;
-    impl_->connection.async_connect(timeout, [&](Status status) {
-        result = std::move(status);
-        done = true;
-    });
-    impl_->wait(done);
-    return result;
+    return impl_->run<Status>(
+        [&](auto done) { impl_->connection.async_connect(timeout, std::move(done)); });
 }
 
 ExchangeResult BlockingConnection::exchange(const ClientRequest& request, HttpResponse& response,
                                             Millis timeout) {
-    bool done = false;
-    ExchangeResult result;
-    impl_->connection.async_exchange(request, response, timeout,
-                                     [&](const ExchangeResult& exchanged) {
-                                         result = exchanged;
-                                         done = true;
-                                     });
-    impl_->wait(done);
-    return result;
+    return impl_->run<ExchangeResult>([&](auto done) {
+        impl_->connection.async_exchange(request, response, timeout, std::move(done));
+    });
 }
 
 Status BlockingConnection::send(const ClientRequest& request, HttpResponse& response,
                                 Millis timeout) {
-    bool done = false;
-    Status result;
-    impl_->connection.async_send(request, response, timeout, [&](Status status) {
-        result = std::move(status);
-        done = true;
+    return impl_->run<Status>([&](auto done) {
+        impl_->connection.async_send(request, response, timeout, std::move(done));
     });
-    impl_->wait(done);
-    return result;
 }
 
 Status BlockingConnection::read_more(MonoTime deadline) {
