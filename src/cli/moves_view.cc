@@ -122,8 +122,8 @@ std::string side(std::string_view node, std::string_view status) {
 
 std::string byte_pair(const MoveRow& row) {
     if (!row.bytes_copied && !row.bytes_total) return "-";
-    return (row.bytes_copied ? spaced_bytes(*row.bytes_copied) : "-") + " / " +
-           (row.bytes_total ? spaced_bytes(*row.bytes_total) : "-");
+    return (row.bytes_copied ? human_bytes(*row.bytes_copied, UnitGap::space) : "-") + " / " +
+           (row.bytes_total ? human_bytes(*row.bytes_total, UnitGap::space) : "-");
 }
 
 std::string clock_text(WallTime time, int64_t utc_offset_s) {
@@ -241,24 +241,12 @@ std::string progress_bar(std::optional<int64_t> bytes_copied, std::optional<int6
     return bar(percent * kProgressBarCells / 100) + " " + std::to_string(percent) + "%";
 }
 
-std::string spaced_bytes(int64_t bytes) {
-    constexpr int64_t kUnit = 1024;
-    if (bytes < kUnit) return std::to_string(bytes) + " B";
-    int64_t divisor = kUnit;
-    int exponent = 0;
-    for (int64_t m = bytes / kUnit; m >= kUnit; m /= kUnit) {
-        divisor *= kUnit;
-        ++exponent;
-    }
-    return format_float1(double(bytes) / double(divisor)) + " " + "KMGTPE"[exponent] + "iB";
-}
-
 std::string format_rate(std::optional<double> bytes_per_second) {
     if (!bytes_per_second || !std::isfinite(*bytes_per_second) || *bytes_per_second < 0) {
         return "-";
     }
     const double capped = std::min(*bytes_per_second, 9.0e18);
-    return spaced_bytes(std::llround(capped)) + "/s";
+    return human_bytes(std::llround(capped), UnitGap::space) + "/s";
 }
 
 std::string format_time_left(std::optional<int64_t> seconds_left) {

@@ -61,9 +61,6 @@ inline constexpr int kProgressBarCells = 20;
 // copied; `[--------------------] -` when either number is missing or the total is 0.
 std::string progress_bar(std::optional<int64_t> bytes_copied, std::optional<int64_t> bytes_total);
 
-// "512 B", "12.3 MiB" (base 1024, one decimal above bytes).
-std::string spaced_bytes(int64_t bytes);
-
 // "1.2 MiB/s"; "-" for an unknown rate.
 std::string format_rate(std::optional<double> bytes_per_second);
 

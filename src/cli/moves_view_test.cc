@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "cli/text.h"
+
 namespace narad::cli {
 namespace {
 
@@ -64,10 +66,10 @@ TEST(ProgressBar, ZeroPartialFullAndZeroTotal) {
 // Rule: sizes use base 1024 with a space before the unit, rates add "/s", times left use Go's
 // form rounded to the second and give up past 100 hours.
 TEST(ProgressText, BytesRatesAndTimesLeft) {
-    EXPECT_EQ(spaced_bytes(0), "0 B");
-    EXPECT_EQ(spaced_bytes(1023), "1023 B");
-    EXPECT_EQ(spaced_bytes(12'897'484), "12.3 MiB");
-    EXPECT_EQ(spaced_bytes(27 * kMiB), "27.0 MiB");
+    EXPECT_EQ(human_bytes(0, UnitGap::space), "0 B");
+    EXPECT_EQ(human_bytes(1023, UnitGap::space), "1023 B");
+    EXPECT_EQ(human_bytes(12'897'484, UnitGap::space), "12.3 MiB");
+    EXPECT_EQ(human_bytes(27 * kMiB, UnitGap::space), "27.0 MiB");
     EXPECT_EQ(format_rate(std::nullopt), "-");
     EXPECT_EQ(format_rate(0.0), "0 B/s");
     EXPECT_EQ(format_rate(1.5 * kMiB), "1.5 MiB/s");

@@ -213,16 +213,17 @@ std::string pad_left(std::string_view text, size_t width) {
     return out;
 }
 
-std::string human_bytes(int64_t bytes) {
+std::string human_bytes(int64_t bytes, UnitGap gap) {
     constexpr int64_t kUnit = 1024;
-    if (bytes < kUnit) return std::to_string(bytes) + "B";
+    const char* space = gap == UnitGap::space ? " " : "";
+    if (bytes < kUnit) return std::to_string(bytes) + space + "B";
     int64_t divisor = kUnit;
     int exponent = 0;
     for (int64_t m = bytes / kUnit; m >= kUnit; m /= kUnit) {
         divisor *= kUnit;
         ++exponent;
     }
-    return format_float1(double(bytes) / double(divisor)) + "KMGTPE"[exponent] + "iB";
+    return format_float1(double(bytes) / double(divisor)) + space + "KMGTPE"[exponent] + "iB";
 }
 
 namespace {

@@ -32,8 +32,10 @@ size_t rune_count(std::string_view text);
 std::string pad_right(std::string_view text, size_t width);
 std::string pad_left(std::string_view text, size_t width);
 
+// Whether a size puts a space between the number and its unit ("12.3 MiB") or not ("12.3MiB").
+enum class UnitGap { none, space };
 // The CLI's humanBytes: "<n>B" below 1024, else "%.1f" with KiB, MiB, GiB... (base 1024).
-std::string human_bytes(int64_t bytes);
+std::string human_bytes(int64_t bytes, UnitGap gap = UnitGap::none);
 
 // Go's %.0f (including "+Inf", "-Inf" and "NaN").
 std::string format_float0(double value);
