@@ -154,13 +154,13 @@ EtcdClient::EtcdClient(EtcdTransport& transport, EtcdClientOptions options, Cloc
 EtcdClient::~EtcdClient() = default;
 
 Result<std::string> EtcdClient::call_endpoint(const std::string& endpoint, std::string_view path,
-                                              const std::string& body, bool mutation,
+                                              const std::string& body, Mutation mutation,
                                               Millis timeout) {
     auto reply = transport_.post(endpoint, path, body, timeout);
     if (!reply.is_ok()) {
         if (reply.code() == Errc::peer_error) return reply.status();
         // Sent, but no answer: a mutation may have been applied.
-        Errc code = mutation ? Errc::unknown_outcome : Errc::timeout;
+        Errc code = mutation == Mutation::yes ? Errc::unknown_outcome : Errc::timeout;
         return Status(code,
                       std::string(path) + " on " + endpoint + ": " + reply.status().message());
     }
@@ -171,8 +171,8 @@ Result<std::string> EtcdClient::call_endpoint(const std::string& endpoint, std::
     return std::move(reply->body);
 }
 
-Result<std::string> EtcdClient::call(std::string_view path, const std::string& body, bool mutation,
-                                     std::optional<Millis> timeout) {
+Result<std::string> EtcdClient::call(std::string_view path, const std::string& body,
+                                     Mutation mutation, std::optional<Millis> timeout) {
     const auto& endpoints = options_.endpoints;
     if (endpoints.empty()) return Status(Errc::invalid_argument, "no etcd endpoints configured");
     Millis limit = timeout.value_or(options_.call_timeout);
@@ -205,11 +205,12 @@ std::string EtcdClient::prefix_end(std::string_view prefix) {
     return std::string(1, '\0');  // every key
 }
 
-Result<RangeResult> EtcdClient::range(std::string key, std::string range_end, bool serializable) {
+Result<RangeResult> EtcdClient::range(std::string key, std::string range_end,
+                                      ReadConsistency consistency) {
     json body = {{"key", b64(key)}};
     if (!range_end.empty()) body["range_end"] = b64(range_end);
-    if (serializable) body["serializable"] = true;
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/range", body.dump(), false));
+    if (consistency == ReadConsistency::serializable) body["serializable"] = true;
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/range", body.dump(), Mutation::no));
     return gateway::parse_range(answer);
 }
 
@@ -218,7 +219,7 @@ Result<RangeResult> EtcdClient::range_page(std::string key, std::string range_en
     if (!range_end.empty()) body["range_end"] = b64(range_end);
     if (page.limit > 0) body["limit"] = num(page.limit);
     if (page.revision > 0) body["revision"] = num(page.revision);
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/range", body.dump(), false));
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/range", body.dump(), Mutation::no));
     return gateway::parse_range(answer);
 }
 
@@ -266,14 +267,14 @@ Result<RangeResult> EtcdClient::range_all(std::string key, std::string range_end
 Result<int64_t> EtcdClient::put(std::string key, std::string value, int64_t lease) {
     json body = {{"key", b64(key)}, {"value", b64(value)}};
     if (lease != 0) body["lease"] = num(lease);
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/put", body.dump(), true));
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/put", body.dump(), Mutation::yes));
     return gateway::parse_header_revision(answer);
 }
 
 Result<int64_t> EtcdClient::remove(std::string key, std::string range_end) {
     json body = {{"key", b64(key)}};
     if (!range_end.empty()) body["range_end"] = b64(range_end);
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/deleterange", body.dump(), true));
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/deleterange", body.dump(), Mutation::yes));
     return gateway::parse_deleted(answer);
 }
 
@@ -284,9 +285,11 @@ Result<TxnResult> EtcdClient::txn(std::vector<Compare> compare, std::vector<TxnO
     for (const auto& c : compare) body["compare"].push_back(compare_json(c));
     for (const auto& op : success) body["success"].push_back(op_json(op));
     for (const auto& op : failure) body["failure"].push_back(op_json(op));
-    bool mutation = false;
+    Mutation mutation = Mutation::no;
     for (const auto* ops : {&success, &failure}) {
-        for (const auto& op : *ops) mutation = mutation || op.kind != TxnOp::Kind::range;
+        for (const auto& op : *ops) {
+            if (op.kind != TxnOp::Kind::range) mutation = Mutation::yes;
+        }
     }
     NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/kv/txn", body.dump(), mutation));
     return gateway::parse_txn(answer);
@@ -294,7 +297,7 @@ Result<TxnResult> EtcdClient::txn(std::vector<Compare> compare, std::vector<TxnO
 
 Result<int64_t> EtcdClient::lease_grant(int64_t ttl_seconds) {
     json body = {{"TTL", num(ttl_seconds)}};
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/lease/grant", body.dump(), true));
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/lease/grant", body.dump(), Mutation::yes));
     return gateway::parse_lease_grant(answer);
 }
 
@@ -302,20 +305,20 @@ Result<int64_t> EtcdClient::lease_keep_alive(int64_t lease) {
     // The gateway turns this POST into a keep-alive stream carrying exactly one request, and
     // answers with its one response. Repeating a keep-alive is harmless, so it counts as a read.
     json body = {{"ID", num(lease)}};
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/lease/keepalive", body.dump(), false));
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/lease/keepalive", body.dump(), Mutation::no));
     return gateway::parse_keep_alive(answer);
 }
 
 Status EtcdClient::lease_revoke(int64_t lease) {
     json body = {{"ID", num(lease)}};
-    auto answer = call("/v3/lease/revoke", body.dump(), true);
+    auto answer = call("/v3/lease/revoke", body.dump(), Mutation::yes);
     return answer.is_ok() ? Status::ok() : answer.status();
 }
 
 Result<LeaderInfo> EtcdClient::campaign(std::string election, int64_t lease, std::string value,
                                         Millis timeout) {
     json body = {{"name", b64(election)}, {"lease", num(lease)}, {"value", b64(value)}};
-    auto answer = call("/v3/election/campaign", body.dump(), true, timeout);
+    auto answer = call("/v3/election/campaign", body.dump(), Mutation::yes, timeout);
     if (!answer.is_ok()) {
         // etcd drops the candidate's key when the connection closes, and the lease bounds it.
         if (answer.code() == Errc::unknown_outcome) {
@@ -336,46 +339,46 @@ Status EtcdClient::resign(const LeaderInfo& leadership) {
                    {"key", b64(leadership.key)},
                    {"rev", num(leadership.create_revision)},
                    {"lease", num(leadership.lease)}}}};
-    auto answer = call("/v3/election/resign", body.dump(), true);
+    auto answer = call("/v3/election/resign", body.dump(), Mutation::yes);
     return answer.is_ok() ? Status::ok() : answer.status();
 }
 
 Result<LeaderInfo> EtcdClient::leader(std::string election) {
     json body = {{"name", b64(election)}};
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/election/leader", body.dump(), false));
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/election/leader", body.dump(), Mutation::no));
     return gateway::parse_leader(answer, election);
 }
 
 Result<std::vector<Member>> EtcdClient::member_list() {
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/cluster/member/list", "{}", false));
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/cluster/member/list", "{}", Mutation::no));
     return gateway::parse_members(answer);
 }
 
-Result<Member> EtcdClient::member_add(std::vector<std::string> peer_urls, bool learner) {
-    json body = {{"peerURLs", peer_urls}, {"isLearner", learner}};
-    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/cluster/member/add", body.dump(), true));
+Result<Member> EtcdClient::member_add(std::vector<std::string> peer_urls, MemberKind kind) {
+    json body = {{"peerURLs", peer_urls}, {"isLearner", kind == MemberKind::learner}};
+    NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/cluster/member/add", body.dump(), Mutation::yes));
     return gateway::parse_member_add(answer);
 }
 
 Status EtcdClient::member_promote(uint64_t id) {
     json body = {{"ID", unum(id)}};
-    auto answer = call("/v3/cluster/member/promote", body.dump(), true);
+    auto answer = call("/v3/cluster/member/promote", body.dump(), Mutation::yes);
     return answer.is_ok() ? Status::ok() : answer.status();
 }
 
 Status EtcdClient::member_remove(uint64_t id) {
     json body = {{"ID", unum(id)}};
-    auto answer = call("/v3/cluster/member/remove", body.dump(), true);
+    auto answer = call("/v3/cluster/member/remove", body.dump(), Mutation::yes);
     return answer.is_ok() ? Status::ok() : answer.status();
 }
 
 Result<EtcdStatus> EtcdClient::status(std::optional<std::string> endpoint) {
     if (!endpoint) {
-        NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/maintenance/status", "{}", false));
+        NARAD_ASSIGN_OR_RETURN(auto answer, call("/v3/maintenance/status", "{}", Mutation::no));
         return gateway::parse_status(answer);
     }
     NARAD_ASSIGN_OR_RETURN(auto answer, call_endpoint(*endpoint, "/v3/maintenance/status", "{}",
-                                                      false, options_.call_timeout));
+                                                      Mutation::no, options_.call_timeout));
     return gateway::parse_status(answer);
 }
 
@@ -395,7 +398,7 @@ Status EtcdClient::transfer_leadership(uint64_t target) {
     }
     json body = {{"targetID", unum(target)}};
     auto answer = call_endpoint(leader->client_urls.front(), "/v3/maintenance/transfer-leadership",
-                                body.dump(), true, options_.call_timeout);
+                                body.dump(), Mutation::yes, options_.call_timeout);
     return answer.is_ok() ? Status::ok() : answer.status();
 }
 

@@ -57,6 +57,18 @@ class EtcdTransport {
                                                             Millis connect_timeout) = 0;
 };
 
+// Whether a request can change etcd's state. A mutation whose answer was lost may have been
+// applied, so it is never sent again and its outcome is Errc::unknown_outcome; a read is asked
+// of another member.
+enum class Mutation { no, yes };
+
+// How current a read must be: linearizable (through the raft leader) or serializable (the
+// answering member's local copy, possibly stale).
+enum class ReadConsistency { linearizable, serializable };
+
+// The kind of member member_add adds: a learner only replicates until it is promoted.
+enum class MemberKind { voter, learner };
+
 struct KeyValue {
     std::string key;
     std::string value;
@@ -176,9 +188,8 @@ class EtcdClient {
     ~EtcdClient();
 
     // Reads one key, or [key, range_end) when range_end is given ("\0" = every key >= key).
-    // Linearizable unless `serializable` (a local, possibly stale read).
     Result<RangeResult> range(std::string key, std::string range_end = {},
-                              bool serializable = false);
+                              ReadConsistency consistency = ReadConsistency::linearizable);
     // A linearizable read of one page of [key, range_end).
     Result<RangeResult> range_page(std::string key, std::string range_end, RangePage page);
     // Every key of [key, range_end) as of one revision, read in pages of at most `page_keys` keys
@@ -229,8 +240,8 @@ class EtcdClient {
 
     // Cluster membership and maintenance.
     Result<std::vector<Member>> member_list();
-    // Adds a member (a learner unless `voter`); returns it with its id.
-    Result<Member> member_add(std::vector<std::string> peer_urls, bool learner);
+    // Adds a member; returns it with its id.
+    Result<Member> member_add(std::vector<std::string> peer_urls, MemberKind kind);
     Status member_promote(uint64_t id);
     Status member_remove(uint64_t id);
     // Moves raft leadership to `target` (sent to the current leader, found by status()).
@@ -244,11 +255,11 @@ class EtcdClient {
     class WatchImpl;
     class ObserveImpl;
     // POSTs to the endpoints in turn until one is reached; decodes gateway errors.
-    Result<std::string> call(std::string_view path, const std::string& body, bool mutation,
+    Result<std::string> call(std::string_view path, const std::string& body, Mutation mutation,
                              std::optional<Millis> timeout = std::nullopt);
     // One POST to one endpoint, its answer decoded (no failover).
     Result<std::string> call_endpoint(const std::string& endpoint, std::string_view path,
-                                      const std::string& body, bool mutation, Millis timeout);
+                                      const std::string& body, Mutation mutation, Millis timeout);
 
     EtcdTransport& transport_;
     EtcdClientOptions options_;

@@ -133,7 +133,7 @@ Member member_from(const json& j) {
     return m;
 }
 
-Errc errc_of(int code, std::string_view message, bool mutation) {
+Errc errc_of(int code, std::string_view message, Mutation mutation) {
     switch (code) {
         case kNotFound:
             return Errc::not_found;
@@ -157,14 +157,14 @@ Errc errc_of(int code, std::string_view message, bool mutation) {
             if (contains(message, "already exists")) return Errc::already_exists;
             return Errc::conflict;
         case kDeadlineExceeded:
-            return mutation ? Errc::unknown_outcome : Errc::timeout;
+            return mutation == Mutation::yes ? Errc::unknown_outcome : Errc::timeout;
         case kCanceled:
         case kAborted:
-            return mutation ? Errc::unknown_outcome : Errc::unavailable;
+            return mutation == Mutation::yes ? Errc::unknown_outcome : Errc::unavailable;
         case kUnavailable:
             // A proposal that timed out or lost its leader may still commit; "no leader", "not
             // capable" and an unhealthy cluster mean it was never proposed.
-            if (mutation &&
+            if (mutation == Mutation::yes &&
                 (contains(message, "timed out") || contains(message, "leader changed") ||
                  contains(message, "connection lost"))) {
                 return Errc::unknown_outcome;
@@ -182,7 +182,7 @@ Errc errc_of(int code, std::string_view message, bool mutation) {
     }
 }
 
-Errc errc_of_http(int http_status, bool mutation) {
+Errc errc_of_http(int http_status, Mutation mutation) {
     switch (http_status) {
         case 400:
             return Errc::invalid_argument;
@@ -195,14 +195,16 @@ Errc errc_of_http(int http_status, bool mutation) {
         case 429:
             return Errc::too_many_requests;
         default:
-            if (http_status >= 500) return mutation ? Errc::unknown_outcome : Errc::unavailable;
+            if (http_status >= 500) {
+                return mutation == Mutation::yes ? Errc::unknown_outcome : Errc::unavailable;
+            }
             return Errc::internal;
     }
 }
 
 }  // namespace
 
-Status decode_error(int http_status, std::string_view body, bool mutation) {
+Status decode_error(int http_status, std::string_view body, Mutation mutation) {
     json document = json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (document.is_object()) {
         // A streaming call's error is {"error":{...}}: read in place, never copied (nlohmann's copy
@@ -275,7 +277,7 @@ Result<int64_t> parse_keep_alive(std::string_view body) {
     // A keep-alive is a streaming call: one {"result":...} line per request sent.
     auto line = body.substr(0, body.find('\n'));
     NARAD_ASSIGN_OR_RETURN(auto j, parse(line));
-    if (j.contains("error")) return decode_error(200, line, /*mutation=*/false);
+    if (j.contains("error")) return decode_error(200, line, Mutation::no);
     int64_t ttl = number(child(j, "result"), "TTL");
     if (ttl <= 0) return Status(Errc::not_found, "etcd: the lease is gone (expired or revoked)");
     return ttl;
@@ -340,7 +342,7 @@ Result<EtcdStatus> parse_status(std::string_view body) {
 
 Result<WatchMessage> parse_watch_message(std::string_view line) {
     NARAD_ASSIGN_OR_RETURN(auto j, parse(line));
-    if (j.contains("error")) return decode_error(200, line, /*mutation=*/false);
+    if (j.contains("error")) return decode_error(200, line, Mutation::no);
     const json& result = child(j, "result");
     WatchMessage out;
     out.created = flag(result, "created");

@@ -16,9 +16,9 @@ namespace narad::meta::gateway {
 
 // The Status for a gateway answer with HTTP status `http_status` (not 200) or an error body
 // ({"error","code","message"} or, from a streaming call, {"error":{"grpc_code","message"}}).
-// `mutation`: an etcd timeout or leader change after the proposal means the write may or may not
-// have been applied, so it becomes Errc::unknown_outcome; for a read it is retryable.
-Status decode_error(int http_status, std::string_view body, bool mutation);
+// For a mutation, an etcd timeout or leader change after the proposal means the write may or may
+// not have been applied, so it becomes Errc::unknown_outcome; for a read it is retryable.
+Status decode_error(int http_status, std::string_view body, Mutation mutation);
 
 // Whether `status` (from decode_error of a read) is worth asking another member.
 bool retryable_elsewhere(const Status& status);

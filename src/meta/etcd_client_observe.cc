@@ -108,7 +108,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
         }
         nlohmann::json message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
         if (!message.is_object()) return Status(Errc::peer_error, "observe: not a JSON object");
-        if (message.contains("error")) return gateway::decode_error(200, line, false);
+        if (message.contains("error")) return gateway::decode_error(200, line, Mutation::no);
         if (!message.contains("result")) return Status(Errc::peer_error, "observe: no result");
         return gateway::parse_leader(message["result"].dump(), election_);
     }

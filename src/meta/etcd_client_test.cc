@@ -369,29 +369,33 @@ TEST(EtcdClientTest, GatewayErrorsMapOntoErrc) {
                R"(,"message":")" + std::string(message) + R"("})";
     };
     using gateway::decode_error;
+    EXPECT_EQ(decode_error(400, body(11, "etcdserver: mvcc: required revision has been compacted"),
+                           Mutation::no)
+                  .code(),
+              Errc::gone);
     EXPECT_EQ(
-        decode_error(400, body(11, "etcdserver: mvcc: required revision has been compacted"), false)
-            .code(),
-        Errc::gone);
-    EXPECT_EQ(decode_error(404, body(5, "etcdserver: requested lease not found"), true).code(),
-              Errc::not_found);
-    EXPECT_EQ(decode_error(503, body(14, "etcdserver: request timed out"), true).code(),
+        decode_error(404, body(5, "etcdserver: requested lease not found"), Mutation::yes).code(),
+        Errc::not_found);
+    EXPECT_EQ(decode_error(503, body(14, "etcdserver: request timed out"), Mutation::yes).code(),
               Errc::unknown_outcome);
-    EXPECT_EQ(decode_error(503, body(14, "etcdserver: leader changed"), true).code(),
+    EXPECT_EQ(decode_error(503, body(14, "etcdserver: leader changed"), Mutation::yes).code(),
               Errc::unknown_outcome);
-    EXPECT_EQ(decode_error(503, body(14, "etcdserver: request timed out"), false).code(),
+    EXPECT_EQ(decode_error(503, body(14, "etcdserver: request timed out"), Mutation::no).code(),
               Errc::unavailable);
-    EXPECT_EQ(decode_error(504, body(4, "context deadline exceeded"), false).code(), Errc::timeout);
-    EXPECT_EQ(decode_error(500, body(2, "election: no leader"), false).code(), Errc::not_found);
-    EXPECT_EQ(decode_error(412, body(9, "etcdserver: bad leader transferee"), true).code(),
+    EXPECT_EQ(decode_error(504, body(4, "context deadline exceeded"), Mutation::no).code(),
+              Errc::timeout);
+    EXPECT_EQ(decode_error(500, body(2, "election: no leader"), Mutation::no).code(),
+              Errc::not_found);
+    EXPECT_EQ(decode_error(412, body(9, "etcdserver: bad leader transferee"), Mutation::yes).code(),
               Errc::conflict);
-    EXPECT_EQ(decode_error(400, body(3, "etcdserver: key is not provided"), true).code(),
+    EXPECT_EQ(decode_error(400, body(3, "etcdserver: key is not provided"), Mutation::yes).code(),
               Errc::invalid_argument);
     // A streaming call's error object, and a body that is not JSON.
     EXPECT_EQ(
-        decode_error(200, R"({"error":{"grpc_code":5,"message":"lease not found"}})", false).code(),
+        decode_error(200, R"({"error":{"grpc_code":5,"message":"lease not found"}})", Mutation::no)
+            .code(),
         Errc::not_found);
-    EXPECT_EQ(decode_error(502, "Bad Gateway", true).code(), Errc::unknown_outcome);
+    EXPECT_EQ(decode_error(502, "Bad Gateway", Mutation::yes).code(), Errc::unknown_outcome);
 }
 
 // Rule: a keep-alive of a lease that is gone (no TTL in the answer) is not_found.

@@ -409,7 +409,7 @@ void check(Kind kind, const std::string& body, size_t& accepted) {
         case Kind::error: {
             static constexpr int kStatuses[] = {500, 503, 404, 400, 429, 200, 0};
             const int http = kStatuses[body.size() % std::size(kStatuses)];
-            const bool mutation = body.size() % 2 == 0;
+            const Mutation mutation = body.size() % 2 == 0 ? Mutation::yes : Mutation::no;
             Status status;
             try {
                 status = decode_error(http, body, mutation);
@@ -455,7 +455,7 @@ TEST(EtcdGatewayFuzzTest, DeepErrorObjectIsDecodedWithoutRecursion) {
         std::string deep = json_fuzz::nested(100'000, /*closed=*/true, open);
         std::string body =
             R"({"error":{"grpc_code":14,"message":"etcdserver: no leader","x":)" + deep + "}}";
-        Status status = decode_error(503, body, /*mutation=*/false);
+        Status status = decode_error(503, body, Mutation::no);
         EXPECT_EQ(status.code(), Errc::unavailable) << status.to_string();
         EXPECT_NE(status.message().find("no leader"), std::string::npos);
         EXPECT_EQ(parse_watch_message(body).code(), Errc::unavailable);
@@ -485,7 +485,7 @@ TEST(EtcdGatewayFuzzTest, OutOfRangeNumbersAreReadSafely) {
             EXPECT_GT(*alive, 0) << value;
         }
         (void)parse_status(R"({"header":{"member_id":)" + value + R"(},"dbSize":)" + value + "}");
-        (void)decode_error(500, R"({"code":)" + value + R"(,"message":"m"})", true);
+        (void)decode_error(500, R"({"code":)" + value + R"(,"message":"m"})", Mutation::yes);
     }
     // A revision past INT64_MAX as a string saturates (strtoll) rather than wrapping negative.
     EXPECT_EQ(parse_header_revision(R"({"header":{"revision":"99999999999999999999"}})").value(),

@@ -707,12 +707,12 @@ Result<size_t> EtcdMetaStore::set_targets(const std::vector<TargetChange>& chang
 
 Result<FlipOutcome> EtcdMetaStore::flip(const PartitionKey& partition, const NodeId& source,
                                         const NodeId& target, std::vector<Compare> guards,
-                                        FlipOutcome unchanged, bool refuse_draining_target) {
+                                        FlipOutcome unchanged, DrainingTarget draining) {
     std::string key = keys_.assignment(partition.topic, partition.partition);
     guards.insert(guards.begin(),
                   Compare::value_is(key, encode_assignment(Assignment{source, target})));
     std::vector<TxnOp> failure{TxnOp::range(key)};
-    if (refuse_draining_target) {
+    if (draining == DrainingTarget::refuse) {
         guards.push_back(Compare::missing(keys_.draining(target)));
         failure.push_back(TxnOp::range(keys_.draining(target)));
     }
@@ -732,7 +732,9 @@ Result<FlipOutcome> EtcdMetaStore::flip(const PartitionKey& partition, const Nod
         return FlipOutcome::already_flipped;
     }
     // The target is leaving: the controller clears this move.
-    if (refuse_draining_target && !result.ranges.back().kvs.empty()) return FlipOutcome::refused;
+    if (draining == DrainingTarget::refuse && !result.ranges.back().kvs.empty()) {
+        return FlipOutcome::refused;
+    }
     // Owner and target as the move had them: only a guard failed.
     if (now.owner == source && now.target == target) return unchanged;
     return FlipOutcome::refused;
@@ -743,14 +745,14 @@ Result<FlipOutcome> EtcdMetaStore::complete_move(const PartitionKey& partition,
                                                  const FreezeToken& freeze_token) {
     std::string freeze = keys_.freeze(partition.topic, partition.partition);
     return flip(partition, source, target, {Compare::value_is(freeze, freeze_token.value())},
-                FlipOutcome::freeze_lapsed, /*refuse_draining_target=*/true);
+                FlipOutcome::freeze_lapsed, DrainingTarget::refuse);
 }
 
 Result<FlipOutcome> EtcdMetaStore::force_promote(const PartitionKey& partition,
                                                  const NodeId& source, const NodeId& target) {
     return flip(partition, source, target,
                 {Compare::missing(keys_.live(source)), Compare::present(keys_.dead(source))},
-                FlipOutcome::source_alive, /*refuse_draining_target=*/false);
+                FlipOutcome::source_alive, DrainingTarget::accept);
 }
 
 Result<bool> EtcdMetaStore::declare_dead(const NodeId& node, int64_t down_ms) {

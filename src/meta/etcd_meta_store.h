@@ -129,13 +129,15 @@ class EtcdMetaStore final : public MetaStore {
     void append_placement_guards(std::vector<Compare>& guards,
                                  const std::vector<NodeId>& owners) const;
     static Status draining_owner_conflict();
+    // Whether a flip goes on to a target that is draining. A completed move refuses it; a
+    // force-promote accepts it: the target may hold the only live copy.
+    enum class DrainingTarget { refuse, accept };
     // owner := target if the assignment is still {source, target} and every guard holds; a
-    // guard that fails with owner and target unchanged answers `unchanged`. With
-    // `refuse_draining_target` it also requires the target not draining (refused otherwise). A
-    // force-promote goes on to a draining target: it may hold the only live copy.
+    // guard that fails with owner and target unchanged answers `unchanged`, and a draining
+    // target that `draining` refuses answers refused.
     Result<FlipOutcome> flip(const PartitionKey& partition, const NodeId& source,
                              const NodeId& target, std::vector<Compare> guards,
-                             FlipOutcome unchanged, bool refuse_draining_target);
+                             FlipOutcome unchanged, DrainingTarget draining);
 
     EtcdClient& client_;
     Clock& clock_;

@@ -186,7 +186,8 @@ std::vector<std::string> EtcdSupervisor::arguments() const {
         "--initial-advertise-peer-urls=" + peer_url(),
         "--initial-cluster=" + cluster,
         std::string("--initial-cluster-state=") +
-            (options_.initial_cluster_state_new ? "new" : "existing"),
+            (options_.initial_cluster_state == InitialClusterState::new_cluster ? "new"
+                                                                                : "existing"),
         "--initial-cluster-token=" + options_.cluster_token,
         "--heartbeat-interval=" + std::to_string(options_.heartbeat_interval_ms),
         "--election-timeout=" + std::to_string(options_.election_timeout_ms),

@@ -25,6 +25,10 @@
 
 namespace narad::meta {
 
+// etcd's --initial-cluster-state: whether the member starts a new cluster or joins an existing
+// one. A member that already has a data directory ignores it.
+enum class InitialClusterState { new_cluster, existing };
+
 struct EtcdSupervisorOptions {
     std::string binary = "etcd";  // a path, or a name looked up on PATH
     std::string name = "n1";
@@ -34,7 +38,7 @@ struct EtcdSupervisorOptions {
     uint16_t peer_port = 2380;
     // "n1=http://127.0.0.1:2380,n2=..."; empty: this member alone.
     std::string initial_cluster;
-    bool initial_cluster_state_new = true;  // false: join an existing cluster ("existing")
+    InitialClusterState initial_cluster_state = InitialClusterState::new_cluster;
     std::string cluster_token = "narad";
     std::string log_path;  // etcd's stdout and stderr; empty: <data_dir>.log
     uint32_t heartbeat_interval_ms = 100;

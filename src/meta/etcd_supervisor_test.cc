@@ -165,7 +165,7 @@ TEST(EtcdSupervisorTest, RestartOnExistingDataIgnoresInitialCluster) {
     // dir could not start with this.
     options.initial_cluster =
         "n1=http://127.0.0.1:" + std::to_string(options.peer_port) + ",ghost=http://127.0.0.1:1";
-    options.initial_cluster_state_new = false;
+    options.initial_cluster_state = InitialClusterState::existing;
     EtcdSupervisor again(options);
     Status started = again.start();
     EXPECT_TRUE(started.is_ok()) << started.to_string();

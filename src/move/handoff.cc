@@ -340,7 +340,7 @@ void HandoffService::close_partition(const Key& key) {
         freeze.closed = true;
     }
     gates_.gate(key.topic, key.partition)->frozen = true;
-    consume_.drop_partition(key.topic, key.partition, /*write_last=*/true);
+    consume_.drop_partition(key.topic, key.partition, queue::LastPosition::write);
     Status closed = logs_.close_partition(key.topic, key.partition);
     if (!closed.is_ok()) {
         NARAD_LOG_WARN("move: {} moved away but its log stays open: {}",

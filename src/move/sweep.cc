@@ -208,7 +208,7 @@ void StaleCopySweep::act(const meta::PartitionKey& key, const IncarnationId& inc
     const meta::Assignment* now = view->find_assignment(key.topic, key.partition);
     if (now == nullptr || now->owner == context_.self) return;  // moved back here meanwhile
     std::string directory = context_.logs.partition_directory(key.topic, key.partition);
-    context_.consume.drop_partition(key.topic, key.partition, false);
+    context_.consume.drop_partition(key.topic, key.partition, queue::LastPosition::discard);
     Status closed = context_.logs.close_partition(key.topic, key.partition);
     if (!closed.is_ok()) {
         NARAD_LOG_WARN("sweep: cannot close '{}' partition {}: {}", key.topic,

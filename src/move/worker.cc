@@ -154,10 +154,10 @@ void MoveWorker::note_error(const Status& status) {
     progress_.error = status.to_string();
 }
 
-bool MoveWorker::pause(Millis duration, bool interruptible) {
+bool MoveWorker::pause(Millis duration, Wait wait) {
     MutexLock lock(mutex_);
     return context_.clock.wait_for(lock, wake_, duration,
-                                   [&] { return interruptible && cancelled(); });
+                                   [&] { return wait == Wait::interruptible && cancelled(); });
 }
 
 void MoveWorker::run() {
@@ -181,7 +181,8 @@ void MoveWorker::run() {
         }
         if (outcome == Attempt::done || outcome == Attempt::ended) break;
         if (cancelled() && !installed_) break;
-        if (pause(context_.options.retry_backoff, !installed_) && !installed_) break;
+        Wait wait = installed_ ? Wait::uninterruptible : Wait::interruptible;
+        if (pause(context_.options.retry_backoff, wait) && !installed_) break;
         fresh = Status::ok();
     }
     double seconds = std::chrono::duration<double>(context_.clock.now() - started_).count();
@@ -325,7 +326,7 @@ MoveWorker::Attempt MoveWorker::attempt() {
         if (source_reads_dead()) return after_source_failure();
         uint64_t copied = 0;
         if (!list_and_copy(&copied)) return after_source_failure();
-        pause(Millis(20));
+        pause(Millis(20), Wait::interruptible);
     }
     struct SlotRelease {
         CutoverSlots* slots;
@@ -709,7 +710,7 @@ MoveWorker::Attempt MoveWorker::resolve(const FreezeToken& token, Offset hwm, Pr
     MonoTime last_unknown = context_.clock.now();
     MonoTime give_up_proposing = last_unknown + options.flip_retry_for;
     while (true) {
-        pause(options.resolve_poll, /*interruptible=*/false);
+        pause(options.resolve_poll, Wait::uninterruptible);
         MonoTime read_started = context_.clock.now();
         if (read_started >= give_up_proposing && rearm_ != nullptr) {
             NARAD_LOG_WARN(
@@ -795,7 +796,8 @@ Status MoveWorker::install() {
     if (topic == nullptr || topic->incarnation != incarnation_) {
         return Status(Errc::conflict, "the topic was deleted or recreated during the move");
     }
-    context_.consume.drop_partition(partition_.topic, partition_.partition, false);
+    context_.consume.drop_partition(partition_.topic, partition_.partition,
+                                    queue::LastPosition::discard);
     NARAD_RETURN_IF_ERROR(context_.logs.close_partition(partition_.topic, partition_.partition));
     // A deleted incarnation's directory under the name (its purge never reached this node) is set
     // aside rather than refused forever: the record, read under the guard, names ours.
@@ -818,7 +820,8 @@ Status MoveWorker::install() {
     NARAD_RETURN_IF_ERROR(install_copy(context_.fs, context_.clock, staging_directory(),
                                        partition_directory(), Millis(topic->retention_ms)));
     installed_ = true;
-    context_.consume.drop_partition(partition_.topic, partition_.partition, false);
+    context_.consume.drop_partition(partition_.topic, partition_.partition,
+                                    queue::LastPosition::discard);
     refresh_quarantine_metrics();
     return Status::ok();
 }
@@ -842,7 +845,8 @@ Status MoveWorker::uninstall() {
             partition_.topic, partition_.partition.value());
         return Status(Errc::conflict, "the partition's path no longer holds this install");
     }
-    context_.consume.drop_partition(partition_.topic, partition_.partition, false);
+    context_.consume.drop_partition(partition_.topic, partition_.partition,
+                                    queue::LastPosition::discard);
     NARAD_RETURN_IF_ERROR(context_.logs.close_partition(partition_.topic, partition_.partition));
     NARAD_RETURN_IF_ERROR(uninstall_copy(context_.fs, partition_directory(), staging_directory()));
     installed_ = false;

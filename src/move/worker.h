@@ -214,8 +214,11 @@ class MoveWorker {
     void set_phase(MovePhase phase);
     void note_error(const Status& status);
     bool cancelled() const { return cancelled_.load(); }
+    // Whether cancel() ends a pause early. A worker whose copy is installed waits out its pauses:
+    // it must flip or uninstall before it may stop.
+    enum class Wait { interruptible, uninterruptible };
     // Waits up to `duration`; an interruptible wait returns early (true) when cancelled.
-    bool pause(Millis duration, bool interruptible = true);
+    bool pause(Millis duration, Wait wait);
     std::string staging_directory() const;
     std::string partition_directory() const;
 

@@ -22,6 +22,8 @@ namespace {
 using meta::Compare;
 using meta::EtcdClient;
 using meta::EtcdClientOptions;
+using meta::MemberKind;
+using meta::ReadConsistency;
 using meta::TxnOp;
 using meta::WatchBatch;
 using meta::WatchEvent;
@@ -256,7 +258,7 @@ TEST_F(EtcdClientRealTest, PutRangePrefixAndRemove) {
     EXPECT_EQ(prefix->kvs[1].key, "/t/b");
     EXPECT_GE(prefix->revision, *second);
 
-    auto serializable = client_.range("/u/c", "", true);
+    auto serializable = client_.range("/u/c", "", ReadConsistency::serializable);
     ASSERT_TRUE(serializable.is_ok());
     EXPECT_EQ(serializable->kvs.size(), 1u);
 
@@ -474,12 +476,12 @@ TEST_F(EtcdClientRealTest, DeadFirstEndpointFailsOver) {
 TEST_F(EtcdClientRealTest, LearnerJoinsIsPromotedLeadsAndIsRemoved) {
     auto options = meta::testing::local_etcd_options(etcd_.dir(), "n2");
     std::string n2_peer = "http://127.0.0.1:" + std::to_string(options.peer_port);
-    auto added = client_.member_add({n2_peer}, /*learner=*/true);
+    auto added = client_.member_add({n2_peer}, MemberKind::learner);
     ASSERT_TRUE(added.is_ok()) << added.status().to_string();
     EXPECT_TRUE(added->is_learner);
 
     options.initial_cluster = "n1=" + etcd_.supervisor().peer_url() + ",n2=" + n2_peer;
-    options.initial_cluster_state_new = false;
+    options.initial_cluster_state = meta::InitialClusterState::existing;
     meta::EtcdSupervisor second(options);
     Status started = second.start();
     ASSERT_TRUE(started.is_ok()) << started.to_string();

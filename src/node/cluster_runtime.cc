@@ -101,7 +101,7 @@ class ClusterRuntime::Impl {
             endpoints = options_.meta_endpoints;
         } else if (has_member) {
             // Restart of a node hosting a member: etcd ignores the initial-cluster flags.
-            NARAD_RETURN_IF_ERROR(start_etcd(etcd_dir, {}, /*new_cluster=*/true));
+            NARAD_RETURN_IF_ERROR(start_etcd(etcd_dir, {}, meta::InitialClusterState::new_cluster));
             endpoints.push_back(etcd_->client_url());
             if (saved) append_unique(endpoints, saved->endpoints);
         } else if (saved && !saved->hosts_etcd) {
@@ -122,7 +122,8 @@ class ClusterRuntime::Impl {
                               std::string("the join answer has the wrong shape: ") + e.what());
             }
             if (role == "learner") {
-                NARAD_RETURN_IF_ERROR(start_etcd(etcd_dir, initial_cluster, false));
+                NARAD_RETURN_IF_ERROR(
+                    start_etcd(etcd_dir, initial_cluster, meta::InitialClusterState::existing));
                 // A learner serves no client requests: the voters first.
                 endpoints = theirs;
                 append_unique(endpoints, {etcd_->client_url()});
@@ -130,7 +131,7 @@ class ClusterRuntime::Impl {
                 endpoints = theirs;
             }
         } else {
-            NARAD_RETURN_IF_ERROR(start_etcd(etcd_dir, {}, /*new_cluster=*/true));
+            NARAD_RETURN_IF_ERROR(start_etcd(etcd_dir, {}, meta::InitialClusterState::new_cluster));
             endpoints.push_back(etcd_->client_url());
             bootstrapped = true;
         }
@@ -216,11 +217,12 @@ class ClusterRuntime::Impl {
         // Nothing of an earlier, failed attempt may be reused: etcd would ignore the flags.
         std::string etcd_dir = io::join_path(options_.data_dir, "etcd");
         if (fs_.stat(etcd_dir).is_ok()) NARAD_RETURN_IF_ERROR(fs_.remove_all(etcd_dir));
-        NARAD_ASSIGN_OR_RETURN(meta::Member added, client_->member_add({peer_url}, true));
+        NARAD_ASSIGN_OR_RETURN(meta::Member added,
+                               client_->member_add({peer_url}, meta::MemberKind::learner));
         members.push_back(added);
         Status started =
             start_etcd(etcd_dir, initial_cluster_of(members, options_.node_id.value(), peer_url),
-                       /*new_cluster=*/false);
+                       meta::InitialClusterState::existing);
         if (!started.is_ok()) {
             etcd_.reset();
             Status undone = client_->member_remove(added.id);
@@ -290,7 +292,8 @@ class ClusterRuntime::Impl {
             return Status(Errc::unavailable,
                           "another node's metastore member is still catching up; retry");
         }
-        NARAD_ASSIGN_OR_RETURN(meta::Member added, client_->member_add({peer_url}, true));
+        NARAD_ASSIGN_OR_RETURN(meta::Member added,
+                               client_->member_add({peer_url}, meta::MemberKind::learner));
         NARAD_LOG_INFO("added {} as an etcd learner (id {:x}) for joining node {}", peer_url,
                        added.id, node_id);
         members.push_back(added);
@@ -350,7 +353,8 @@ class ClusterRuntime::Impl {
     // The scheme of this node's etcd URLs: https with cluster TLS.
     std::string etcd_scheme() const { return options_.cluster_tls ? "https://" : "http://"; }
 
-    Status start_etcd(const std::string& directory, std::string initial_cluster, bool new_cluster) {
+    Status start_etcd(const std::string& directory, std::string initial_cluster,
+                      meta::InitialClusterState state) {
         meta::EtcdSupervisorOptions etcd;
         etcd.binary = options_.etcd_binary;
         etcd.name = options_.node_id.value();
@@ -359,7 +363,7 @@ class ClusterRuntime::Impl {
         etcd.client_port = options_.etcd_client_port;
         etcd.peer_port = options_.etcd_peer_port;
         etcd.initial_cluster = std::move(initial_cluster);
-        etcd.initial_cluster_state_new = new_cluster;
+        etcd.initial_cluster_state = state;
         etcd.cluster_token = options_.cluster_name;
         etcd.max_txn_ops = options_.etcd_max_txn_ops;
         etcd.log_path = io::join_path(options_.data_dir, "etcd.log");

@@ -105,8 +105,8 @@ class ConsumeService::Impl {
         metrics_.remove_topic(std::string(topic));
     }
 
-    void drop_partition(std::string_view topic, PartitionId partition, bool write_last) {
-        queues_.drop_partition(topic, partition, write_last);
+    void drop_partition(std::string_view topic, PartitionId partition, LastPosition last) {
+        queues_.drop_partition(topic, partition, last);
         polls_.forget(topic, partition);
     }
 
@@ -176,8 +176,8 @@ std::optional<ConsumerPosition> ConsumeService::position(std::string_view topic,
     return impl_->queues_.position(topic, partition);
 }
 void ConsumeService::drop_partition(std::string_view topic, PartitionId partition,
-                                    bool write_last) {
-    impl_->drop_partition(topic, partition, write_last);
+                                    LastPosition last) {
+    impl_->drop_partition(topic, partition, last);
 }
 
 }  // namespace narad::queue

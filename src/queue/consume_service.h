@@ -96,9 +96,9 @@ class ConsumeService {
     // The in-memory position (frontier and acked-ahead) of a loaded partition; nullopt when this
     // node has not loaded it (its consumer.offset file is then current).
     std::optional<ConsumerPosition> position(std::string_view topic, PartitionId partition) const;
-    // Forgets one partition's consumer state (a move took it away, or is about to replace it):
-    // with `write_last`, its last position is written first.
-    void drop_partition(std::string_view topic, PartitionId partition, bool write_last);
+    // Forgets one partition's consumer state (a move took it away, or is about to replace it),
+    // writing or discarding its last position as `last` says.
+    void drop_partition(std::string_view topic, PartitionId partition, LastPosition last);
 
   private:
     class Impl;

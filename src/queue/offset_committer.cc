@@ -48,7 +48,7 @@ void OffsetCommitter::add(const std::string& path, std::shared_ptr<PartitionQueu
     entries_[path] = Entry{std::move(queue), std::nullopt};
 }
 
-void OffsetCommitter::remove(const std::string& path, bool write_last) {
+void OffsetCommitter::remove(const std::string& path, LastPosition last) {
     // write_mutex_ first: once remove() returns, no pass still holds the entry, so nothing writes
     // `path` again (the caller may be deleting the directory).
     MutexLock write_lock(write_mutex_);
@@ -60,7 +60,8 @@ void OffsetCommitter::remove(const std::string& path, bool write_last) {
         entry = std::move(it->second);
         entries_.erase(it);
     }
-    if (write_last) (void)write_if_changed(path, entry);  // a failure is logged and counted
+    if (last == LastPosition::write)
+        (void)write_if_changed(path, entry);  // a failure is logged and counted
 }
 
 Status OffsetCommitter::flush() { return write_pass(); }

@@ -24,6 +24,10 @@ namespace narad::queue {
 
 inline constexpr Millis kDefaultCommitInterval{100};
 
+// What becomes of a partition's last position when it stops being tracked: written, or discarded
+// because the partition's data is being deleted or replaced.
+enum class LastPosition { write, discard };
+
 class OffsetCommitter {
   public:
     // Passes run every `interval` of `clock`, which also rate-limits the failure log.
@@ -37,9 +41,8 @@ class OffsetCommitter {
 
     // Persists `queue`'s position to `path` from now on.
     void add(const std::string& path, std::shared_ptr<PartitionQueue> queue);
-    // Writes the last position (unless `write_last` is false: the partition's data is being
-    // deleted) and stops tracking the path.
-    void remove(const std::string& path, bool write_last = true);
+    // Stops tracking the path, writing or discarding its last position as `last` says.
+    void remove(const std::string& path, LastPosition last);
     // Writes every changed position now; returns the first error.
     Status flush();
     // Write failures so far (also logged).

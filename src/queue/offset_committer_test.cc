@@ -171,10 +171,10 @@ TEST_F(OffsetCommitterTest, RemoveWritesTheLastPositionUnlessDeleting) {
     consume(*kept, 0);
     consume(*deleted, 0);
 
-    committer.remove(dir_.file("kept"));
+    committer.remove(dir_.file("kept"), LastPosition::write);
     EXPECT_EQ(on_disk("kept").value(), (ConsumerPosition{Offset(1), {}}));
     int renames = fs_.count(io::FsOp::rename);
-    committer.remove(dir_.file("deleted"), /*write_last=*/false);
+    committer.remove(dir_.file("deleted"), LastPosition::discard);
     EXPECT_EQ(fs_.count(io::FsOp::rename), renames);
 
     consume(*kept, 1);

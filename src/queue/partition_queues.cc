@@ -132,11 +132,11 @@ void PartitionQueues::drop_topic(std::string_view topic) {
             }
         }
     }
-    for (const auto& path : paths) committer_.remove(path, /*write_last=*/false);
+    for (const auto& path : paths) committer_.remove(path, LastPosition::discard);
 }
 
 void PartitionQueues::drop_partition(std::string_view topic, PartitionId partition,
-                                     bool write_last) {
+                                     LastPosition last) {
     std::string path;
     {
         MutexLock lock(mutex_);
@@ -145,7 +145,7 @@ void PartitionQueues::drop_partition(std::string_view topic, PartitionId partiti
         path = it->second.offset_path;
         queues_.erase(it);
     }
-    committer_.remove(path, write_last);
+    committer_.remove(path, last);
 }
 
 void PartitionQueues::apply_limits(const meta::MetaSnapshot& snapshot) {

@@ -81,8 +81,8 @@ class PartitionQueues {
 
     // Forgets every partition of the topic (its data is being deleted), without a last write.
     void drop_topic(std::string_view topic);
-    // Forgets one partition; with `write_last`, its last position is written first.
-    void drop_partition(std::string_view topic, PartitionId partition, bool write_last);
+    // Forgets one partition, writing or discarding its last position as `last` says.
+    void drop_partition(std::string_view topic, PartitionId partition, LastPosition last);
     // Applies changed topic limits to live queues.
     void apply_limits(const meta::MetaSnapshot& snapshot);
 

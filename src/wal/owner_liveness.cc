@@ -23,15 +23,14 @@ std::optional<PartitionId> OwnerLiveness::live_sibling(const meta::MetaState& st
 
 std::optional<PartitionId> DeadOwnerReroute::sibling_of(const std::string& topic,
                                                         const std::string& incarnation,
-                                                        PartitionId partition,
-                                                        bool only_if_owner_dead) {
+                                                        PartitionId partition, Reroute when) {
     meta::MetaSnapshot snapshot = store_.snapshot();
     const meta::Topic* record = snapshot->find_topic(topic);
     if (record == nullptr || record->incarnation.value() != incarnation ||
         partition.value() >= record->partitions) {
         return std::nullopt;
     }
-    if (only_if_owner_dead && !liveness_.dead_owner(*snapshot, topic, partition)) {
+    if (when == Reroute::if_owner_dead && !liveness_.dead_owner(*snapshot, topic, partition)) {
         return std::nullopt;
     }
     return liveness_.live_sibling(*snapshot, *record, partition);
@@ -40,13 +39,13 @@ std::optional<PartitionId> DeadOwnerReroute::sibling_of(const std::string& topic
 std::optional<PartitionId> DeadOwnerReroute::reroute(const std::string& topic,
                                                      const std::string& incarnation,
                                                      PartitionId partition) {
-    return sibling_of(topic, incarnation, partition, /*only_if_owner_dead=*/true);
+    return sibling_of(topic, incarnation, partition, Reroute::if_owner_dead);
 }
 
 std::optional<PartitionId> DeadOwnerReroute::sibling(const std::string& topic,
                                                      const std::string& incarnation,
                                                      PartitionId partition) {
-    return sibling_of(topic, incarnation, partition, /*only_if_owner_dead=*/false);
+    return sibling_of(topic, incarnation, partition, Reroute::always);
 }
 
 }  // namespace narad::wal

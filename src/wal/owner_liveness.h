@@ -50,10 +50,14 @@ class DeadOwnerReroute final : public ReroutePolicy {
                                        PartitionId partition) override;
 
   private:
+    // Whether a partition's records move to a sibling only when its owner is dead (a reroute) or
+    // whatever the owner's state (a frozen partition).
+    enum class Reroute { if_owner_dead, always };
+
     // The live sibling of a partition of this incarnation (nullopt if the topic or incarnation is
-    // gone), optionally only when the partition's owner is dead.
+    // gone, or the owner is not dead and `when` asks for a dead one).
     std::optional<PartitionId> sibling_of(const std::string& topic, const std::string& incarnation,
-                                          PartitionId partition, bool only_if_owner_dead);
+                                          PartitionId partition, Reroute when);
 
     meta::MetaStore& store_;
     const OwnerLiveness& liveness_;
