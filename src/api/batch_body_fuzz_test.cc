@@ -329,9 +329,9 @@ TEST(BatchBodyFuzzTest, KnownHostileBodiesGetTheirAnswer) {
               4294967295u);
 
     // 100,000 levels of nesting, open or closed, as the body or a field: refused, never walked.
-    for (bool closed : {false, true}) {
+    for (json_fuzz::Nesting nesting : {json_fuzz::Nesting::left_open, json_fuzz::Nesting::closed}) {
         for (char open : {'[', '{'}) {
-            std::string deep = json_fuzz::nested(100'000, closed, open);
+            std::string deep = json_fuzz::nested(100'000, nesting, open);
             EXPECT_EQ(produce_error(deep).code(), Errc::invalid_argument);
             EXPECT_EQ(produce_error(R"({"messages":)" + deep + "}").code(), Errc::invalid_argument);
             EXPECT_EQ(produce_error(R"({"messages":[{"payload":)" + deep + "}]}").code(),

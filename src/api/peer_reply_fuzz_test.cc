@@ -421,9 +421,10 @@ TEST(PeerReplyFuzzTest, ListingWithNumbersOfTheWrongKindIsCorrupt) {
     object_segments["segments"] = json::object({{"a", segment}});
     EXPECT_EQ(list(object_segments).code(), Errc::corrupt);
     // Nesting 100,000 deep, where a number or a segment belongs.
-    peer.reply = PeerReply{200, R"({"frontier":)" + json_fuzz::nested(100'000, true) + "}", ""};
+    peer.reply = PeerReply{
+        200, R"({"frontier":)" + json_fuzz::nested(100'000, json_fuzz::Nesting::closed) + "}", ""};
     EXPECT_EQ(client.list(NodeId("n2"), "t", PartitionId(1)).code(), Errc::corrupt);
-    peer.reply = PeerReply{200, json_fuzz::nested(100'000, true, '{'), ""};
+    peer.reply = PeerReply{200, json_fuzz::nested(100'000, json_fuzz::Nesting::closed, '{'), ""};
     EXPECT_EQ(client.list(NodeId("n2"), "t", PartitionId(1)).code(), Errc::corrupt);
 }
 

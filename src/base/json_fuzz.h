@@ -23,18 +23,21 @@ inline std::string random_bytes(Rng& rng, size_t size) {
     return bytes;
 }
 
-// `levels` containers opened and never closed, or closed when `closed`.
-inline std::string nested(size_t levels, bool closed, char open = '[') {
+// Whether nested() closes the containers it opens.
+enum class Nesting { left_open, closed };
+
+// `levels` containers opened, then closed or left open as `nesting` says.
+inline std::string nested(size_t levels, Nesting nesting, char open = '[') {
     std::string out;
     if (open == '{') {
         out.reserve(levels * 6);
         for (size_t i = 0; i < levels; ++i) out += "{\"a\":";
         out += "1";
-        if (closed) out += std::string(levels, '}');
+        if (nesting == Nesting::closed) out += std::string(levels, '}');
         return out;
     }
     out = std::string(levels, '[');
-    if (closed) out += std::string(levels, ']');
+    if (nesting == Nesting::closed) out += std::string(levels, ']');
     return out;
 }
 
@@ -183,7 +186,9 @@ inline std::string hostile(const std::string& valid, Rng& rng,
             // 100,000 levels only now and then: a DOM parser pays ~10 ms for the levels it
             // builds, and each test also feeds that depth on purpose.
             size_t levels = pick(rng, 32) == 0 ? 100'000 : 257 + pick(rng, 5'000);
-            std::string deep = nested(levels, pick(rng, 2) == 0, pick(rng, 3) == 0 ? '{' : '[');
+            std::string deep =
+                nested(levels, pick(rng, 2) == 0 ? Nesting::closed : Nesting::left_open,
+                       pick(rng, 3) == 0 ? '{' : '[');
             if (pick(rng, 2) == 0 || keys.empty()) return deep;
             return "{\"" + keys[pick(rng, keys.size())] + "\":" + deep + "}";
         }

@@ -10,8 +10,8 @@ namespace narad::cli {
 
 Style Style::detect() {
     const char* no_color = std::getenv("NO_COLOR");
-    if (no_color != nullptr && no_color[0] != '\0') return Style(false);
-    return Style(isatty(STDOUT_FILENO) == 1);
+    if (no_color != nullptr && no_color[0] != '\0') return Style(Color::off);
+    return Style(isatty(STDOUT_FILENO) == 1 ? Color::on : Color::off);
 }
 
 std::string Style::dim(std::string_view text) const {

@@ -12,9 +12,12 @@
 
 namespace narad::cli {
 
+// Whether output carries ANSI styling.
+enum class Color { off, on };
+
 class Style {
   public:
-    explicit Style(bool color = false) : color_(color) {}
+    explicit Style(Color color = Color::off) : color_(color == Color::on) {}
     // The process's rule: color iff NO_COLOR is empty or unset and stdout is a terminal.
     static Style detect();
 

@@ -53,7 +53,7 @@ TEST(ServerStart, DevModePlansPlayground) {
 // Rule: the dev banner is Go's, line for line, with "narad" bold on a terminal.
 TEST(ServerStart, DevBannerMatchesGo) {
     EXPECT_EQ(
-        dev_banner(7942, Style(false)),
+        dev_banner(7942, Style(Color::off)),
         "\n"
         "  narad  dev mode: auth OFF, bound to loopback only\n"
         "\n"
@@ -68,7 +68,7 @@ TEST(ServerStart, DevBannerMatchesGo) {
         "    curl -X POST 'http://127.0.0.1:7942/v1/topics' -H 'Content-Type: application/json' -d "
         "'{\"name\":\"demo\"}'\n"
         "\n");
-    EXPECT_TRUE(dev_banner(1, Style(true)).starts_with("\n  \x1b[1mnarad\x1b[0m  dev mode"));
+    EXPECT_TRUE(dev_banner(1, Style(Color::on)).starts_with("\n  \x1b[1mnarad\x1b[0m  dev mode"));
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ class FakeSleeper final : public Sleeper {
 struct CapturedOutput {
     std::ostringstream out;
     std::ostringstream err;
-    Output output{out, err, Style(false)};
+    Output output{out, err, Style(Color::off)};
 };
 
 class TempDir {

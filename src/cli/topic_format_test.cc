@@ -17,9 +17,9 @@ std::vector<TopicItem> sample_topics() {
 // Rule: `topic ls` prints Go's "%-32s %10d %12s  %s" rows with retention as a Go duration
 // ("forever" for 0) and the role spelled out.
 TEST(TopicTable, MatchesGoLayout) {
-    EXPECT_EQ(format_topic_table({}, Style(false)), "no topics\n");
+    EXPECT_EQ(format_topic_table({}, Style(Color::off)), "no topics\n");
     EXPECT_EQ(
-        format_topic_table(sample_topics(), Style(false)),
+        format_topic_table(sample_topics(), Style(Color::off)),
         "NAME                             PARTITIONS    RETENTION  ROLE\n"
         "orders                                    3     168h0m0s  parent\n"
         "orders-audit                              3      forever  child of orders (delay 30s)\n"
@@ -29,7 +29,7 @@ TEST(TopicTable, MatchesGoLayout) {
 
 // Rule: on a terminal the NAME header is bold and, as in Go, the padding counts the ANSI codes.
 TEST(TopicTable, BoldHeaderPadsIncludingEscapes) {
-    const std::string table = format_topic_table(sample_topics(), Style(true));
+    const std::string table = format_topic_table(sample_topics(), Style(Color::on));
     EXPECT_TRUE(table.starts_with("\x1b[1mNAME\x1b[0m" + std::string(20, ' ') +
                                   " PARTITIONS    RETENTION  ROLE\n"))
         << table;
@@ -92,7 +92,7 @@ TEST(ServerReport, MarksPartialTopicsAndLeavesPlaceholdersOut) {
     EXPECT_EQ(orders.owners, 2);
     EXPECT_EQ(orders.unavailable, 1);
     const ReportRow logs = make_report_row({"logs", 1, 0, "", "", 0}, {PartitionStats{}});
-    EXPECT_EQ(format_server_report({orders, logs}, Style(false)),
+    EXPECT_EQ(format_server_report({orders, logs}, Style(Color::off)),
               "TOPIC                         PARTS     MESSAGES       SIZE  OWNERS  ROLE\n"
               "orders                            3           15     1.5KiB       2  -  [1 of 3 "
               "partitions unavailable]\n"
@@ -140,7 +140,7 @@ TEST(ServerReport, MatchesGoLayout) {
     c.error = "http 421: this node does not own the requested partition";
     rows.push_back(c);
     EXPECT_EQ(
-        format_server_report(rows, Style(false)),
+        format_server_report(rows, Style(Color::off)),
         "TOPIC                         PARTS     MESSAGES       SIZE  OWNERS  ROLE\n"
         "orders                            3         1200     2.0KiB       3  parent\n"
         "audit                             3            5       100B       1  child of orders\n"
@@ -153,7 +153,7 @@ TEST(ServerReport, MatchesGoLayout) {
 TEST(ServerReport, StylesHeaderAndTotal) {
     ReportRow a;
     a.topic = {"t", 3, 0, "", "", 0};
-    const std::string report = format_server_report({a}, Style(true));
+    const std::string report = format_server_report({a}, Style(Color::on));
     EXPECT_TRUE(report.starts_with("\x1b[1mTOPIC\x1b[0m" + std::string(15, ' ') + " "));
     EXPECT_NE(report.find("\x1b[2mtotal\x1b[0m" + std::string(15, ' ') + " "), std::string::npos);
 }

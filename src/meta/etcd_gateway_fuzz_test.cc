@@ -452,7 +452,7 @@ TEST(EtcdGatewayFuzzTest, HostileAnswersAreRefusedOrReadByTheRules) {
 // stack): an error body of any depth maps onto its code without walking the nesting.
 TEST(EtcdGatewayFuzzTest, DeepErrorObjectIsDecodedWithoutRecursion) {
     for (char open : {'[', '{'}) {
-        std::string deep = json_fuzz::nested(100'000, /*closed=*/true, open);
+        std::string deep = json_fuzz::nested(100'000, json_fuzz::Nesting::closed, open);
         std::string body =
             R"({"error":{"grpc_code":14,"message":"etcdserver: no leader","x":)" + deep + "}}";
         Status status = decode_error(503, body, Mutation::no);

@@ -581,6 +581,10 @@ class Comparer {
         return std::nullopt;
     }
 
+    // Which way a bound or count keyword may move without refusing data it accepted before: a
+    // minimum may only go down, a maximum only up.
+    enum class Loosens { when_lower, when_higher };
+
     struct Bound {
         double value = 0;
         bool exclusive = false;
@@ -595,7 +599,8 @@ class Comparer {
     }
 
     Verdict compare_bound(const Value& a, const Value& b, const char* name, const char* flag,
-                          bool lower, const std::string& at) {
+                          Loosens loosens, const std::string& at) {
+        const bool lower = loosens == Loosens::when_lower;
         const Value* old_flag = member(a, flag);
         const Value* new_flag = member(b, flag);
         // A numeric exclusive bound (draft-06 on) is compared only with itself.
@@ -625,8 +630,9 @@ class Comparer {
     }
 
     Verdict compare_bounds(const Value& a, const Value& b, const std::string& at) {
-        if (auto v = compare_bound(a, b, "minimum", "exclusiveMinimum", true, at)) return v;
-        return compare_bound(a, b, "maximum", "exclusiveMaximum", false, at);
+        if (auto v = compare_bound(a, b, "minimum", "exclusiveMinimum", Loosens::when_lower, at))
+            return v;
+        return compare_bound(a, b, "maximum", "exclusiveMaximum", Loosens::when_higher, at);
     }
 
     Verdict compare_multiple_of(const Value* old_value, const Value* new_value,
@@ -641,10 +647,6 @@ class Comparer {
         return fail(at, "multipleOf " + json_text(*new_value) + " is not a divisor of " +
                             json_text(*old_value));
     }
-
-    // Which way a count keyword may move without refusing data it accepted before: a minimum may
-    // only go down, a maximum only up.
-    enum class Loosens { when_lower, when_higher };
 
     Verdict compare_count(const std::string& k, const Value* old_value, const Value* new_value,
                           Loosens loosens, const std::string& at) {

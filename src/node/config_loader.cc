@@ -116,16 +116,20 @@ bool addr_matches(const std::string& a, const std::string& b) {
     return false;
 }
 
+// How an address is used: one to listen on may leave the host empty and take port 0 (any free
+// port); one that others dial must name a host and a real port.
+enum class AddressUse { listen, dial };
+
 // A listen or peer address must name a port; checked here so that nothing later has to assume it
 // (a missing port is an error at start-up, never an abort). Empty is left to the caller.
 void check_address(Problems& problems, std::string_view field, const std::string& address,
-                   bool needs_host) {
+                   AddressUse use) {
     if (trim(address).empty()) return;
     auto split = split_host_port(address);
     if (!split.is_ok()) {
         problems.push_back(std::string(field) + " \"" + address +
                            "\" must be host:port with a port from 0 to 65535");
-    } else if (needs_host && (split->first.empty() || split->second == 0)) {
+    } else if (use == AddressUse::dial && (split->first.empty() || split->second == 0)) {
         problems.push_back(std::string(field) + " \"" + address +
                            "\" must name a host and a port other than 0");
     }
@@ -153,7 +157,7 @@ void check_max_consume_wait(const Config& c, Problems& problems) {
 void check_metrics_addr(const Config& c, Problems& problems) {
     const std::string& addr = c.http.metrics_addr;
     if (trim(addr).empty()) return;
-    check_address(problems, "http.metrics_addr", addr, false);
+    check_address(problems, "http.metrics_addr", addr, AddressUse::listen);
     require(problems, addr != c.http.addr && addr != c.cluster.addr,
             "http.metrics_addr must differ from http.addr and cluster.addr");
 }
@@ -175,7 +179,7 @@ void check_meta_endpoints(const Config& c, Problems& problems) {
         }
         rest.remove_prefix(https ? 8 : 7);
         check_address(problems, "cluster.meta_endpoints",
-                      std::string(rest.substr(0, rest.find('/'))), true);
+                      std::string(rest.substr(0, rest.find('/'))), AddressUse::dial);
     }
 }
 
@@ -345,7 +349,7 @@ const std::vector<Setting>& settings() {
          .check =
              [](const Config& c, Problems& p) {
                  require(p, !trim(c.http.addr).empty(), "http.addr must not be empty");
-                 check_address(p, "http.addr", c.http.addr, false);
+                 check_address(p, "http.addr", c.http.addr, AddressUse::listen);
                  require(p, c.http.addr != c.cluster.addr,
                          "http.addr and cluster.addr must differ");
              },
@@ -498,7 +502,7 @@ const std::vector<Setting>& settings() {
          .check =
              [](const Config& c, Problems& p) {
                  require(p, !trim(c.cluster.addr).empty(), "cluster.addr must not be empty");
-                 check_address(p, "cluster.addr", c.cluster.addr, false);
+                 check_address(p, "cluster.addr", c.cluster.addr, AddressUse::listen);
              },
          .rule = "host:port",
          .doc = "The node-to-node port (moves, forwarded produces, joins)."},
@@ -507,7 +511,8 @@ const std::vector<Setting>& settings() {
          .bind = NARAD_FIELD(cluster.advertise_addr),
          .check =
              [](const Config& c, Problems& p) {
-                 check_address(p, "cluster.advertise_addr", c.cluster.advertise_addr, true);
+                 check_address(p, "cluster.advertise_addr", c.cluster.advertise_addr,
+                               AddressUse::dial);
              },
          .rule = "empty or host:port with a host",
          .doc = "The host:port other nodes dial for this node's cluster port; empty derives it "
@@ -573,8 +578,10 @@ const std::vector<Setting>& settings() {
          .env = "NARAD_CLUSTER_JOIN",
          .flag = "--join",
          .bind = NARAD_FIELD(cluster.join),
-         .check = [](const Config& c,
-                     Problems& p) { check_address(p, "cluster.join", c.cluster.join, true); },
+         .check =
+             [](const Config& c, Problems& p) {
+                 check_address(p, "cluster.join", c.cluster.join, AddressUse::dial);
+             },
          .rule = "empty or host:port with a host",
          .doc = "A member's cluster port to join; empty starts (or restarts) its own cluster."},
         {.key = "cluster.meta_endpoints",
