@@ -3,15 +3,13 @@
 // break it reopens the stream on the next endpoint (backing off up to a second); the stream starts
 // again with the current leader, so a leader already reported is not reported twice.
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "base/base64.h"
 #include "base/json_scan.h"
 #include "base/log.h"
-#include "base/mutex.h"
-#include "base/thread_pool.h"
 #include "meta/etcd_client.h"
 #include "meta/etcd_client_json.h"
+#include "meta/etcd_stream_reader.h"
 
 namespace narad::meta {
 namespace {
@@ -29,39 +27,25 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
                 std::function<void(const LeaderInfo&)> on_leader)
         : transport_(transport),
           options_(options),
-          clock_(clock),
           endpoint_(first_endpoint),
           election_(std::move(election)),
-          on_leader_(std::move(on_leader)) {
-        thread_ = named_thread("narad-etcd-obs", [this] { run(); });
+          on_leader_(std::move(on_leader)),
+          reader_(clock) {
+        reader_.start("narad-etcd-obs", [this] { run(); });
     }
 
-    ~ObserveImpl() override {
-        {
-            MutexLock lock(mutex_);
-            stopping_ = true;
-            if (stream_) stream_->cancel();
-        }
-        wake_.notify_all();
-        if (thread_.joinable()) thread_.join();
-    }
+    ~ObserveImpl() override { reader_.stop(); }
 
   private:
-    bool stopping() {
-        MutexLock lock(mutex_);
-        return stopping_;
-    }
-
     void run() {
         Millis backoff = kBackoffFirst;
-        while (!stopping()) {
+        while (!reader_.stopping()) {
             Status ended = follow_one_stream();
-            if (stopping()) return;
+            if (reader_.stopping()) return;
             NARAD_LOG_DEBUG("election observe of {} ended ({}); reopening", election_,
                             ended.to_string());
             endpoint_ = (endpoint_ + 1) % options_.endpoints.size();
-            MutexLock lock(mutex_);
-            clock_.wait_for(lock, wake_, backoff, [&]() REQUIRES(mutex_) { return stopping_; });
+            if (!reader_.wait_backoff(backoff)) return;
             backoff = std::min(backoff * 2, kBackoffMax);
         }
     }
@@ -72,14 +56,10 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
         auto opened = transport_.open_stream(options_.endpoints[endpoint_], "/v3/election/observe",
                                              request.dump(), options_.connect_timeout);
         if (!opened.is_ok()) return opened.status();
-        {
-            MutexLock lock(mutex_);
-            if (stopping_) return Status(Errc::shutting_down, "stopping");
-            stream_ = std::move(*opened);
-        }
+        NARAD_RETURN_IF_ERROR(reader_.install(std::move(*opened)));
         Status ended;
-        while (!stopping()) {
-            auto line = stream()->next(kPoll);
+        while (!reader_.stopping()) {
+            auto line = reader_.stream()->next(kPoll);
             if (!line.is_ok()) {
                 if (line.code() == Errc::timeout) continue;
                 ended = line.status();
@@ -95,8 +75,7 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
             last_revision_ = leader->create_revision;
             on_leader_(*leader);
         }
-        MutexLock lock(mutex_);
-        stream_.reset();
+        reader_.close();
         return ended;
     }
 
@@ -115,23 +94,12 @@ class EtcdClient::ObserveImpl final : public EtcdWatch {
 
     EtcdTransport& transport_;
     const EtcdClientOptions& options_;
-    Clock& clock_;
     size_t endpoint_;  // only touched by the observer thread
     std::string election_;
     std::function<void(const LeaderInfo&)> on_leader_;
     std::string last_key_;       // only touched by the observer thread
     int64_t last_revision_ = 0;  // only touched by the observer thread
-    Mutex mutex_;
-    CondVar wake_;
-    bool stopping_ GUARDED_BY(mutex_) = false;
-    // The open stream, if any. Only this object's thread replaces it (stop() cancels it under
-    // the lock), so that thread may go on using the pointer once it has read it.
-    EtcdStream* stream() EXCLUDES(mutex_) {
-        MutexLock lock(mutex_);
-        return stream_.get();
-    }
-    std::unique_ptr<EtcdStream> stream_ GUARDED_BY(mutex_);
-    std::thread thread_;
+    EtcdStreamReader reader_;
 };
 
 std::unique_ptr<EtcdWatch> EtcdClient::observe(std::string election,

@@ -10,14 +10,12 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "base/base64.h"
 #include "base/log.h"
-#include "base/mutex.h"
-#include "base/thread_pool.h"
 #include "meta/etcd_client.h"
 #include "meta/etcd_client_json.h"
+#include "meta/etcd_stream_reader.h"
 
 namespace narad::meta {
 namespace {
@@ -38,24 +36,16 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
               std::function<void(const Status&)> on_error)
         : transport_(transport),
           options_(options),
-          clock_(clock),
           endpoint_(first_endpoint),
           key_(std::move(key)),
           range_end_(std::move(range_end)),
           on_batch_(std::move(on_batch)),
-          on_error_(std::move(on_error)) {
+          on_error_(std::move(on_error)),
+          reader_(clock) {
         if (start_revision > 0) last_ = start_revision - 1;
     }
 
-    ~WatchImpl() override {
-        {
-            MutexLock lock(mutex_);
-            stopping_ = true;
-            if (stream_) stream_->cancel();
-        }
-        wake_.notify_all();
-        if (thread_.joinable()) thread_.join();
-    }
+    ~WatchImpl() override { reader_.stop(); }
 
     // Opens the first stream on the caller's thread, so that every change made after watch()
     // returns is seen. A compacted start revision is reported through on_error, like later ones.
@@ -70,7 +60,7 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
     }
 
     void start() {
-        thread_ = named_thread("narad-watch", [this] { run(); });
+        reader_.start("narad-watch", [this] { run(); });
     }
 
   private:
@@ -85,31 +75,22 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
         auto opened =
             transport_.open_stream(endpoint, "/v3/watch", body.dump(), options_.connect_timeout);
         if (!opened.is_ok()) return opened.status();
-        {
-            MutexLock lock(mutex_);
-            if (stopping_) return Status(Errc::shutting_down, "watch cancelled");
-            stream_ = std::move(opened).value();
-        }
+        NARAD_RETURN_IF_ERROR(reader_.install(std::move(opened).value()));
         created_ = false;
         // The confirmation (or an error) comes first.
         while (!created_) {
-            auto line = stream()->next(options_.call_timeout);
+            auto line = reader_.stream()->next(options_.call_timeout);
             if (!line.is_ok()) {
-                close_stream();
+                reader_.close();
                 return line.status().with_context("opening a watch on " + endpoint);
             }
             Status handled = handle(*line);
             if (!handled.is_ok()) {
-                close_stream();
+                reader_.close();
                 return handled;
             }
         }
         return Status::ok();
-    }
-
-    void close_stream() {
-        MutexLock lock(mutex_);
-        stream_.reset();
     }
 
     // Applies one message of the stream. An error means the stream must be dropped; Errc::gone
@@ -147,33 +128,24 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
         return Status::ok();
     }
 
-    bool wait_backoff(Millis delay) {
-        MutexLock lock(mutex_);
-        return !clock_.wait_for(lock, wake_, delay,
-                                [this]() REQUIRES(mutex_) { return stopping_; });
-    }
-
     void run() {
         Millis backoff = kBackoffFirst;
         while (!finished_) {
-            {
-                MutexLock lock(mutex_);
-                if (stopping_) return;
-            }
-            if (!stream()) {
+            if (reader_.stopping()) return;
+            if (!reader_.stream()) {
                 Status opened = open();
                 if (!opened.is_ok()) {
                     if (finished_) break;
                     NARAD_LOG_DEBUG("etcd watch: {}", opened.to_string());
                     endpoint_ = (endpoint_ + 1) % options_.endpoints.size();
-                    if (!wait_backoff(backoff)) return;
+                    if (!reader_.wait_backoff(backoff)) return;
                     backoff = std::min(backoff * 2, kBackoffMax);
                 }
                 continue;
             }
-            auto line = stream()->next(kIdleReopen);
+            auto line = reader_.stream()->next(kIdleReopen);
             if (!line.is_ok()) {
-                close_stream();
+                reader_.close();
                 if (line.code() != Errc::timeout) {
                     NARAD_LOG_DEBUG("etcd watch stream ended: {}", line.status().to_string());
                     endpoint_ = (endpoint_ + 1) % options_.endpoints.size();
@@ -182,15 +154,10 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
             }
             backoff = kBackoffFirst;
             Status handled = handle(*line);
-            if (!handled.is_ok()) close_stream();
+            if (!handled.is_ok()) reader_.close();
         }
-        close_stream();
-        bool stopping;
-        {
-            MutexLock lock(mutex_);
-            stopping = stopping_;
-        }
-        if (!stopping) {
+        reader_.close();
+        if (!reader_.stopping()) {
             on_error_(Status(Errc::gone,
                              "etcd compacted the watched history; re-read and watch "
                              "again from the revision read"));
@@ -199,7 +166,6 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
 
     EtcdTransport& transport_;
     const EtcdClientOptions options_;
-    Clock& clock_;
     size_t endpoint_;  // the endpoint being used; owned by the watch thread
     const std::string key_;
     const std::string range_end_;
@@ -211,17 +177,7 @@ class EtcdClient::WatchImpl final : public EtcdWatch {
     bool created_ = false;
     bool finished_ = false;
 
-    Mutex mutex_;
-    CondVar wake_;
-    bool stopping_ GUARDED_BY(mutex_) = false;
-    // The open stream, if any. Only this object's thread replaces it (stop() cancels it under
-    // the lock), so that thread may go on using the pointer once it has read it.
-    EtcdStream* stream() EXCLUDES(mutex_) {
-        MutexLock lock(mutex_);
-        return stream_.get();
-    }
-    std::unique_ptr<EtcdStream> stream_ GUARDED_BY(mutex_);  // for writes; read by its thread
-    std::thread thread_;
+    EtcdStreamReader reader_;
 };
 
 Result<std::unique_ptr<EtcdWatch>> EtcdClient::watch(
