@@ -63,9 +63,10 @@ void LongPolls::attempt(const std::shared_ptr<Waiter>& waiter) {
             waiters_[waiter->request.topic].push_back(waiter);
             if (!waiter->timer) {
                 std::weak_ptr<Waiter> weak = waiter;
-                waiter->timer = clock_.run_at(waiter->deadline, [this, weak] {
-                    if (auto w = weak.lock()) run_read_or_here([this, w] { expire(w); });
-                });
+                waiter->timer = clock_.run_at(waiter->deadline, through_gate([this, weak] {
+                                                  if (auto w = weak.lock())
+                                                      run_read_or_here([this, w] { expire(w); });
+                                              }));
             }
             return;
         }
@@ -122,8 +123,9 @@ void LongPolls::wake(const std::string& topic, uint64_t count) {
     // Each attempt is handed on from the clock's timer thread, so whoever woke them (a commit, an
     // ack, the reaper) never runs a read itself when the readers are full.
     for (auto& waiter : woken) {
-        clock_.run_at(clock_.now(),
-                      [this, waiter] { run_read_or_here([this, waiter] { attempt(waiter); }); });
+        clock_.run_at(clock_.now(), through_gate([this, waiter] {
+                          run_read_or_here([this, waiter] { attempt(waiter); });
+                      }));
     }
 }
 
@@ -151,7 +153,25 @@ void LongPolls::forget(std::string_view topic, PartitionId partition) {
     hwms_.erase({std::string(topic), partition.value()});
 }
 
+std::function<void()> LongPolls::through_gate(std::function<void()> fn) const {
+    return [gate = gate_, fn = std::move(fn)] {
+        {
+            MutexLock lock(gate->mutex);
+            if (!gate->open) return;
+            ++gate->running;
+        }
+        fn();
+        MutexLock lock(gate->mutex);
+        if (--gate->running == 0) gate->idle.notify_all();
+    };
+}
+
 void LongPolls::shut_down() {
+    {
+        MutexLock lock(gate_->mutex);
+        gate_->open = false;
+        gate_->idle.wait(lock, [&]() REQUIRES(gate_->mutex) { return gate_->running == 0; });
+    }
     std::vector<std::shared_ptr<Waiter>> parked;
     {
         MutexLock lock(mutex_);

@@ -102,6 +102,19 @@ class LongPolls {
     Mutex hwm_mutex_;
     // The last watermark seen per (topic, partition).
     std::map<std::pair<std::string, uint32_t>, Offset> hwms_ GUARDED_BY(hwm_mutex_);
+
+    // The way in for this object's timers, which belong to the clock and may outlive it: a timer
+    // runs its function only while the gate is open, and shut_down() closes it and waits for a
+    // function already running, so no timer reaches this object once shut_down() has returned.
+    struct TimerGate {
+        Mutex mutex;
+        CondVar idle;
+        bool open GUARDED_BY(mutex) = true;
+        int running GUARDED_BY(mutex) = 0;
+    };
+    // `fn`, to be run by a timer only through the gate.
+    std::function<void()> through_gate(std::function<void()> fn) const;
+    const std::shared_ptr<TimerGate> gate_ = std::make_shared<TimerGate>();
 };
 
 }  // namespace narad::queue

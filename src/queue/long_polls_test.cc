@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <future>
 #include <optional>
+#include <thread>
 
 namespace narad::queue {
 namespace {
@@ -184,6 +186,68 @@ TEST_F(LongPollsTest, ShutDownAnswersEveryParkedConsume) {
     auto late = consume();  // its look runs, finds nothing, and does not park
     ASSERT_TRUE(late->has_value());
     EXPECT_TRUE((*late)->value().empty());
+}
+
+// Rule: the clock's timers may outlive the long-polls: shut_down() waits for a timer's hand-off
+// that is running, and once it has returned no timer reaches the long-polls any more (here: a
+// wake-up queued before the shut-down never hands its consume to the readers).
+TEST(LongPollsShutDownTest, NoTimerReachesTheLongPollsOnceShutDownReturns) {
+    FakeClock clock;
+    Mutex mutex;
+    CondVar changed;
+    int handed_off = 0;
+    bool release = false;
+    int looks = 0;
+    auto polls = std::make_unique<LongPolls>(
+        clock, consume_metrics(),
+        [&](const ConsumeRequest&) -> Result<std::vector<Delivery>> {
+            ++looks;
+            return std::vector<Delivery>{};
+        },
+        [](const std::string&, const std::vector<Delivery>&) { return size_t{0}; });
+    // The first look runs on the test's thread; a woken one is held inside the hand-off, on the
+    // clock's timer thread, until the test releases it.
+    bool first = true;
+    polls->set_readers([&](std::function<void()> read) {
+        if (first) {
+            first = false;
+            read();
+            return ThreadPool::Posted::queued;
+        }
+        MutexLock lock(mutex);
+        ++handed_off;
+        changed.notify_all();
+        changed.wait(lock, [&] { return release; });
+        return ThreadPool::Posted::queued;  // dropped: the test only counts hand-offs
+    });
+    polls->consume({"t", std::nullopt, 10, Millis(5'000)}, [](Result<std::vector<Delivery>>) {});
+    ASSERT_EQ(looks, 1);
+    polls->wake("t", 1);  // the consume's hand-off is now a timer, held in the readers
+    {
+        MutexLock lock(mutex);
+        ASSERT_TRUE(
+            changed.wait_for(lock, std::chrono::seconds(30), [&] { return handed_off == 1; }));
+    }
+    std::promise<void> shut;
+    std::thread stopper([&] {
+        polls->shut_down();
+        shut.set_value();
+    });
+    auto stopped = shut.get_future();
+    EXPECT_EQ(stopped.wait_for(Millis(50)), std::future_status::timeout)
+        << "shut_down() returned while a timer was handing a consume off";
+    {
+        MutexLock lock(mutex);
+        release = true;
+        changed.notify_all();
+    }
+    stopper.join();
+    // A wake-up queued now, and a deadline passing, find the gate closed.
+    polls->wake("t", 1);
+    clock.advance(Millis(10'000));
+    polls.reset();
+    MutexLock lock(mutex);
+    EXPECT_EQ(handed_off, 1);
 }
 
 }  // namespace
